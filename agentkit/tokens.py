@@ -25,7 +25,9 @@ def get_encoding(name: str = DEFAULT_ENCODING):
 
 
 def encode(text: str, encoding: str = DEFAULT_ENCODING) -> list[int]:
-    return get_encoding(encoding).encode(text)
+    """Token ids of `text`; "<|endoftext|>" in the text counts as plain text, as the API does."""
+    # The library default raises on special-token text; a prompt that quotes one must not crash a run.
+    return get_encoding(encoding).encode(text, disallowed_special=())
 
 
 def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:

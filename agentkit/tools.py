@@ -20,13 +20,14 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 
 def is_error(observation: str) -> bool:
-    return observation.startswith(ERROR_PREFIX)
+    """True for an observation that reports a failure (it starts with ERROR_PREFIX)."""
+    return isinstance(observation, str) and observation.startswith(ERROR_PREFIX)
 
 
 # --- calculator ---------------------------------------------------------------
 
 MAX_EXPRESSION_CHARS = 300
-MAX_DEPTH = 30
+MAX_DEPTH = 50  # operator nesting and parenthesis nesting
 MAX_ABS = 10**100  # every literal and intermediate result stays below this
 MAX_EXPONENT = 1000
 
@@ -42,6 +43,7 @@ _BINARY = {
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, *_BINARY, *_UNARY)
 ALLOWED_VALUES = (int, float)
+_ALLOWED_TEXT = "only numbers and + - * / // % ** ( ) are"
 
 
 class CalcError(ValueError):
@@ -49,6 +51,9 @@ class CalcError(ValueError):
 
 
 def _check_size(value):
+    # type(), not isinstance(): bool is an int subclass and complex sneaks in via (-8)**0.5.
+    if type(value) not in ALLOWED_VALUES:
+        raise CalcError(f"result is a {type(value).__name__}, not a real number")
     if isinstance(value, float) and not math.isfinite(value):
         raise CalcError("result is not a finite number")
     if abs(value) > MAX_ABS:
@@ -59,19 +64,25 @@ def _check_size(value):
 def _power(base, exponent):
     if abs(exponent) > MAX_EXPONENT:
         raise CalcError(f"exponent {exponent} is too large (limit {MAX_EXPONENT})")
-    # Estimate the size before computing, so 2**1000 of a big base never runs.
-    if abs(base) > 1 and exponent > 0 and exponent * math.log10(abs(base)) > 100:
+    # Estimate the size from logarithms before computing, so a huge power never runs.
+    if base != 0 and exponent * math.log10(abs(base)) > 100:
         raise CalcError("result too large (limit 1e100)")
     return base**exponent
+
+
+def _paren_depth(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        depth += (char == "(") - (char == ")")
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def _evaluate(node, depth=0):
     if depth > MAX_DEPTH:
         raise CalcError(f"expression nested deeper than {MAX_DEPTH} levels")
     if not isinstance(node, ALLOWED_NODES):
-        raise CalcError(
-            f"{type(node).__name__} is not allowed; only numbers and + - * / // % ** ( ) are"
-        )
+        raise CalcError(f"{type(node).__name__} is not allowed; {_ALLOWED_TEXT}")
     if isinstance(node, ast.Expression):
         return _evaluate(node.body, depth + 1)
     if isinstance(node, ast.Constant):
@@ -79,6 +90,8 @@ def _evaluate(node, depth=0):
         if type(node.value) not in ALLOWED_VALUES:
             raise CalcError(f"{type(node.value).__name__} values are not allowed, only numbers")
         return _check_size(node.value)
+    if type(node.op) not in _UNARY and type(node.op) not in _BINARY:
+        raise CalcError(f"operator {type(node.op).__name__} is not allowed; {_ALLOWED_TEXT}")
     if isinstance(node, ast.UnaryOp):
         return _check_size(_UNARY[type(node.op)](_evaluate(node.operand, depth + 1)))
     left = _evaluate(node.left, depth + 1)
@@ -104,6 +117,8 @@ def calculator(expression: str) -> str:
             raise CalcError("empty expression")
         if len(text) > MAX_EXPRESSION_CHARS:
             raise CalcError(f"expression longer than {MAX_EXPRESSION_CHARS} characters")
+        if _paren_depth(text) > MAX_DEPTH:
+            raise CalcError(f"expression nested deeper than {MAX_DEPTH} levels")
         try:
             tree = ast.parse(text, mode="eval")
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
@@ -113,7 +128,7 @@ def calculator(expression: str) -> str:
         return f"{ERROR_PREFIX} {e}"
     except ZeroDivisionError:
         return f"{ERROR_PREFIX} division by zero"
-    except (OverflowError, RecursionError, MemoryError, ValueError, TypeError) as e:
+    except Exception as e:  # the contract is "never raises": anything else becomes an observation
         return f"{ERROR_PREFIX} {type(e).__name__}: {e}"
 
 
@@ -125,15 +140,30 @@ _STOPWORDS = set(
 )
 
 
+MAX_QUERY_CHARS = 1500  # real search APIs reject longer queries; so do we
+
+
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[\w']+", text.lower()) if w not in _STOPWORDS}
+    # Drop a possessive 's so "Jobs's" and "Turing's" still find their entry.
+    words = re.findall(r"\w+(?:'\w+)*", text.lower())
+    return {re.sub(r"'s$", "", w) for w in words} - _STOPWORDS
 
 
 class KnowledgeBase:
     """A small local encyclopedia: entries with a title, aliases and text."""
 
     def __init__(self, entries: list[dict]):
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not all(
+                isinstance(entry.get(key), str) and entry[key].strip() for key in ("title", "text")
+            ):
+                raise ValueError(f"knowledge base entry {i} needs a non-empty 'title' and 'text'")
         self.entries = entries
+        # Word sets are computed once; a search then costs set intersections only.
+        self._index = [
+            (entry, _words(" ".join([entry["title"], *entry.get("aliases", [])])), _words(entry["text"]))
+            for entry in entries
+        ]
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "KnowledgeBase":
@@ -144,20 +174,22 @@ class KnowledgeBase:
         """The best entry whose title or aliases share a word with the query, or None."""
         wanted = _words(query)
         best, best_score = None, 0
-        for entry in self.entries:
-            names = _words(" ".join([entry["title"], *entry.get("aliases", [])]))
+        for entry, names, text_words in self._index:
             title_hits = len(wanted & names)
             if not title_hits:
                 continue
-            score = 2 * title_hits + len(wanted & _words(entry["text"]))
+            score = 2 * title_hits + len(wanted & text_words)
             if score > best_score:
                 best, best_score = entry, score
         return best
 
     def search(self, query: str) -> str:
+        """The text of the best entry, or a sentence saying there is none; never empty."""
         query = str(query).strip()
         if not query:
             return f"{ERROR_PREFIX} empty search query"
+        if len(query) > MAX_QUERY_CHARS:
+            return f"{ERROR_PREFIX} query is too long ({len(query)} characters, max {MAX_QUERY_CHARS})"
         entry = self.lookup(query)
         if entry is None:
             return f"No information about {query!r} in the knowledge base."
@@ -176,6 +208,16 @@ def search(query: str) -> str:
 
 
 # --- the executor -------------------------------------------------------------
+
+
+def _as_text(value) -> str:
+    # A parser may hand over None or a number; tools are str -> str, and this must not raise.
+    if value is None:
+        return ""
+    try:
+        return str(value)
+    except Exception:
+        return f"<unprintable {type(value).__name__}>"
 
 
 @dataclass
@@ -204,7 +246,15 @@ class ToolExecutor:
         self.log: list[ToolCall] = []
 
     def register(self, name: str, func: Callable[[str], str], description: str) -> None:
-        self.tools[name] = Tool(name, func, description)
+        """Add a tool; a name equal to an existing one up to case replaces it."""
+        if not isinstance(name, str) or not re.fullmatch(r"[^\s\[\]]+", name):
+            raise ValueError(f"tool name must be one word without spaces or brackets, got {name!r}")
+        if not callable(func):
+            raise TypeError(f"tool {name} needs a callable, got {type(func).__name__}")
+        # Lookup ignores case, so two names differing only by case would shadow each other.
+        for existing in [n for n in self.tools if n.lower() == name.lower()]:
+            del self.tools[existing]
+        self.tools[name] = Tool(name, func, str(description))
 
     @property
     def names(self) -> list[str]:
@@ -216,24 +266,29 @@ class ToolExecutor:
 
     def _find(self, name: str) -> Tool | None:
         # Models vary the case ("search", "SEARCH"); names differ by more than case.
-        wanted = name.strip().lower()
+        wanted = _as_text(name).strip().lower()
         return next((t for t in self.tools.values() if t.name.lower() == wanted), None)
 
     def run(self, name: str, argument: str) -> str:
         """Run a tool and return its observation; failures become 'error: ...' strings."""
         start = time.perf_counter()
+        argument = _as_text(argument)
         tool = self._find(name)
         if tool is None:
-            output = f"{ERROR_PREFIX} unknown tool {name!r}. Known tools: {', '.join(self.names)}."
+            known = ", ".join(self.names) or "(none registered)"
+            output = f"{ERROR_PREFIX} unknown tool {_as_text(name)!r}. Known tools: {known}."
         else:
             try:
                 output = tool.func(argument)
-                output = output if isinstance(output, str) else str(output)
+                if output is None:
+                    output = f"{ERROR_PREFIX} tool {tool.name} returned nothing"
+                elif not isinstance(output, str):
+                    output = str(output)
             except Exception as e:  # a tool bug must not end the run
                 output = f"{ERROR_PREFIX} tool {tool.name} failed: {type(e).__name__}: {e}"
         self.log.append(
             ToolCall(
-                tool=tool.name if tool else name,
+                tool=tool.name if tool else _as_text(name),
                 argument=argument,
                 output=output,
                 ok=tool is not None and not is_error(output),

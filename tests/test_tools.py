@@ -1,0 +1,314 @@
+"""The safe calculator, the knowledge-base search and the tool executor."""
+import json
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentkit.tools import (
+    ERROR_PREFIX,
+    MAX_QUERY_CHARS,
+    KnowledgeBase,
+    ToolExecutor,
+    calculator,
+    default_executor,
+    is_error,
+    search,
+)
+
+# --- calculator: arithmetic ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "expression, expected",
+    [
+        ("(2024 - 1955) * 365", "25185"),  # the course's ReAct checkpoint
+        ("23 - 20 + 6", "9"),
+        ("7 / 2", "3.5"),
+        ("7 // 2", "3"),
+        ("-7 % 3", "2"),
+        ("2 ** 10", "1024"),
+        ("2 ** -1", "0.5"),
+        ("0.1 + 0.2", "0.3"),
+        ("-(-3)", "3"),
+        ("+4", "4"),
+        ("1_000 * 3", "3000"),
+        ("0x10 + 1", "17"),
+        ("  12  ", "12"),
+        ("1" + " + 1" * 49, "50"),  # a long flat sum is not "deep nesting"
+        ("10 ** 100", str(10**100)),  # exactly at the size limit
+    ],
+)
+def test_calculator_does_arithmetic(expression, expected):
+    assert calculator(expression) == expected
+
+
+small_ints = st.integers(min_value=-1000, max_value=1000).map(str)
+operators = st.sampled_from(["+", "-", "*"])
+
+
+@st.composite
+def int_expressions(draw, depth=3):
+    if depth == 0 or draw(st.booleans()):
+        return draw(small_ints)
+    return f"({draw(int_expressions(depth - 1))} {draw(operators)} {draw(int_expressions(depth - 1))})"
+
+
+@settings(max_examples=100, deadline=None)
+@given(int_expressions())
+def test_calculator_agrees_with_python_on_small_integer_arithmetic(expression):
+    # Trusted, generated text: python's eval is the oracle here, never in the tool.
+    assert calculator(expression) == str(eval(expression))
+
+
+# --- calculator: hostile input ----------------------------------------------------
+
+HOSTILE = {
+    "tower 9**9**9": "9**9**9",
+    "tower 10**10**10": "10**10**10",
+    "tower 2**10**8": "2**10**8",
+    "huge power of a float": "1.5 ** 999.5",
+    "overflow via a negative exponent": "1e-100 ** -1000",
+    "huge product": "10**99 * 10**99",
+    "huge int literal": "9" * 200,
+    "huge float literal": "1e400",
+    "too long": "1+" * 200 + "1",
+    "deep unary nesting": "-" * 120 + "1",
+    "deep parentheses": "(" * 120 + "1" + ")" * 120,
+    "string": "'a' * 10",
+    "f-string": "f'{1}'",
+    "bytes": "b'x'",
+    "import call": "__import__('os').system('id')",
+    "builtin call": "open('/etc/passwd').read()",
+    "attribute access": "(1).__class__",
+    "dunder walk": "().__class__.__bases__[0].__subclasses__()",
+    "name": "x + 1",
+    "lambda": "(lambda: 1)()",
+    "list comprehension": "[i for i in range(10**9)]",
+    "generator": "sum(i for i in range(10))",
+    "bool": "True + True",
+    "comparison": "1 < 2",
+    "conditional": "1 if 2 else 3",
+    "bit shift": "1 << 10**8",
+    "bitwise not": "~1",
+    "logical not": "not 1",
+    "complex literal": "1j * 1j",
+    "complex result": "(-8) ** (1/3)",
+    "ellipsis": "...",
+    "tuple": "1, 2",
+    "subscript": "[1, 2][0]",
+    "walrus": "(x := 1)",
+    "statement": "import os",
+    "division by zero": "1 / 0",
+    "zero to a negative power": "0 ** -1",
+    "empty": "   ",
+    "null byte": "1\x00+1",
+    "not python": "two plus two",
+}
+
+
+@pytest.mark.parametrize("payload", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_input_is_refused_with_an_error_within_100_ms(payload):
+    start = time.perf_counter()
+    result = calculator(payload)
+    elapsed = time.perf_counter() - start
+    assert result.startswith(ERROR_PREFIX) and is_error(result)
+    assert elapsed < 0.1, f"{payload!r} took {elapsed:.3f} s"
+
+
+@pytest.mark.parametrize(
+    "payload, reason",
+    [
+        ("9**9**9", "exponent"),
+        ("10**10**10", "exponent"),
+        ("2**10**8", "exponent"),
+        ("9" * 200, "too large"),
+        ("-" * 120 + "1", "nested deeper"),
+        ("(" * 120 + "1" + ")" * 120, "nested deeper"),
+        ("__import__('os').system('id')", "Call"),
+        ("(1).__class__", "Attribute"),
+        ("x + 1", "Name"),
+        ("(lambda: 1)()", "Call"),
+        ("lambda: 1", "Lambda"),
+        ("[i for i in range(3)]", "ListComp"),
+        ("True + 1", "bool"),
+        ("'a'", "str"),
+        ("1 << 2", "LShift"),
+        ("(-8) ** (1/3)", "complex"),
+        ("1 / 0", "division by zero"),
+    ],
+)
+def test_refusals_name_the_reason(payload, reason):
+    assert reason in calculator(payload)
+
+
+def test_code_in_the_expression_never_runs(tmp_path):
+    marker = tmp_path / "marker"
+    result = calculator(f"__import__('pathlib').Path({str(marker)!r}).touch()")
+    assert is_error(result)
+    assert not marker.exists()
+
+
+def test_non_string_input_is_converted_or_refused():
+    class Hostile:
+        def __str__(self):
+            raise RuntimeError("boom")
+
+    assert calculator(12) == "12"
+    assert is_error(calculator(None))
+    assert is_error(calculator(Hostile()))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400))
+def test_calculator_never_raises_on_arbitrary_text(text):
+    result = calculator(text)
+    assert isinstance(result, str) and result
+    if not is_error(result):
+        float(result)  # anything that is not an error is a plain number
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="0123456789.+-*/%()eE _j", max_size=120))
+def test_calculator_never_raises_on_arithmetic_looking_text(text):
+    result = calculator(text)
+    assert is_error(result) or float(result) == float(result)
+
+
+# --- search ----------------------------------------------------------------------
+
+
+def test_search_finds_the_course_checkpoint_fact():
+    assert "February 24, 1955" in search("When was Steve Jobs born?")
+    assert "February 24, 1955" in search("Steve Jobs")
+
+
+def test_search_miss_says_so_and_is_not_an_error():
+    result = search("the capital of Atlantis")
+    assert result == "No information about 'the capital of Atlantis' in the knowledge base."
+    assert not is_error(result)
+
+
+@pytest.mark.parametrize("query", ["", "   ", None])
+def test_empty_query_is_an_error(query):
+    result = search(query if query is not None else "")
+    assert is_error(result) and "empty" in result
+
+
+def test_overlong_query_is_an_error():
+    result = search("Steve Jobs " * (MAX_QUERY_CHARS // 5))
+    assert is_error(result) and "too long" in result
+    assert not is_error(search("Steve Jobs " * ((MAX_QUERY_CHARS - 10) // 11)))
+
+
+def test_every_entry_is_found_by_its_own_title_and_aliases():
+    kb = KnowledgeBase.load()
+    assert 15 <= len(kb.entries) <= 25
+    for entry in kb.entries:
+        for name in [entry["title"], *entry.get("aliases", [])]:
+            assert kb.lookup(name) is entry, name
+
+
+def test_possessive_and_case_still_match():
+    assert "1955" in search("STEVE JOBS's birthday")
+
+
+def test_knowledge_base_loads_from_a_given_file(tmp_path):
+    path = tmp_path / "kb.json"
+    path.write_text(json.dumps([{"title": "Zorblax", "text": "Zorblax is a made-up word."}]))
+    kb = KnowledgeBase.load(path)
+    assert kb.search("zorblax") == "Zorblax is a made-up word."
+    assert kb.search("Steve Jobs").startswith("No information about")
+
+
+@pytest.mark.parametrize("bad", [[{"title": "x"}], [{"title": "", "text": "y"}], ["just text"]])
+def test_malformed_knowledge_base_is_rejected_at_load(bad):
+    with pytest.raises(ValueError, match="entry 0"):
+        KnowledgeBase(bad)
+
+
+# --- executor ----------------------------------------------------------------------
+
+
+def test_register_run_and_describe():
+    tools = ToolExecutor()
+    tools.register("Echo", lambda text: text, "repeat the input")
+    tools.register("Upper", str.upper, "shout the input")
+    assert tools.describe() == "- Echo[input]: repeat the input\n- Upper[input]: shout the input"
+    assert tools.run("Echo", "hi") == "hi"
+    assert tools.run("upper", "hi") == "HI"  # models vary the case of tool names
+    assert [(c.tool, c.argument, c.output, c.ok) for c in tools.log] == [
+        ("Echo", "hi", "hi", True),
+        ("Upper", "hi", "HI", True),
+    ]
+
+
+def test_unknown_tool_lists_the_known_ones_and_is_logged():
+    tools = default_executor()
+    result = tools.run("Wikipedia", "Steve Jobs")
+    assert is_error(result)
+    assert "Wikipedia" in result and "Search" in result and "Calculate" in result
+    assert [(c.tool, c.ok) for c in tools.log] == [("Wikipedia", False)]
+    assert "(none registered)" in ToolExecutor().run("Search", "x")
+
+
+def test_a_raising_tool_becomes_an_error_observation_logged_not_ok():
+    def broken(text):
+        raise ConnectionError("service down")
+
+    tools = ToolExecutor()
+    tools.register("Broken", broken, "always fails")
+    result = tools.run("Broken", "anything")
+    assert result == "error: tool Broken failed: ConnectionError: service down"
+    assert len(tools.log) == 1 and tools.log[0].ok is False and tools.log[0].output == result
+
+
+def test_odd_return_values_and_arguments_never_escape():
+    class Unprintable:
+        def __str__(self):
+            raise ValueError("no text")
+
+    tools = ToolExecutor()
+    tools.register("Nothing", lambda text: None, "returns None")
+    tools.register("Number", lambda text: 42, "returns an int")
+    tools.register("Weird", lambda text: Unprintable(), "returns junk")
+    tools.register("Echo", lambda text: text, "repeat")
+    assert is_error(tools.run("Nothing", "x"))
+    assert tools.run("Number", "x") == "42"
+    assert is_error(tools.run("Weird", "x"))
+    assert tools.run("Echo", None) == ""
+    assert tools.run("Echo", Unprintable()) == "<unprintable Unprintable>"
+    assert is_error(tools.run(None, "x"))
+    assert [c.ok for c in tools.log] == [False, True, False, True, True, False]
+
+
+def test_tool_errors_returned_as_text_are_logged_not_ok():
+    tools = default_executor()
+    tools.run("Calculate", "1/0")
+    tools.run("Calculate", "2+2")
+    tools.run("Search", "Atlantis")
+    assert [(c.tool, c.output, c.ok) for c in tools.log] == [
+        ("Calculate", "error: division by zero", False),
+        ("Calculate", "4", True),
+        ("Search", "No information about 'Atlantis' in the knowledge base.", True),
+    ]
+    assert all(c.latency_s >= 0 for c in tools.log)
+
+
+def test_register_validates_and_replaces_case_insensitively():
+    tools = ToolExecutor()
+    with pytest.raises(ValueError):
+        tools.register("two words", str, "bad name")
+    with pytest.raises(TypeError):
+        tools.register("Fine", "not callable", "bad func")
+    tools.register("Search", lambda q: "old", "old")
+    tools.register("search", lambda q: "new", "new")
+    assert tools.names == ["search"] and tools.run("SEARCH", "q") == "new"
+
+
+def test_default_executor_is_fresh_each_time():
+    first, second = default_executor(), default_executor()
+    assert first.names == ["Search", "Calculate"]
+    first.run("Calculate", "1+1")
+    assert len(first.log) == 1 and second.log == []
