@@ -1,0 +1,160 @@
+"""Read a ReAct reply: one Thought, one Action. The parser never raises.
+
+What `parse_reply` accepts, exactly:
+
+* Normalisation first: full-width brackets 【】 and ［］ become [ ], full-width
+  parentheses （） become ( ), the full-width colon ： becomes :, and code-fence
+  lines (```...) are dropped, so an action wrapped in a fence still counts.
+* A tool action is `Action: Name[input]`, at the start of a line or after other text
+  on it. Case and spacing are free (`action :Name [x]`), the label may carry a
+  number (`Action 2:`), and it may be left out when a line starts with `Name[`.
+  Name is letters, digits, `_` and `-`.
+* `Finish[answer]` (any case) may stand anywhere, with or without `Action:`.
+* Whichever comes first wins: the first action, or the first line the model
+  starts with `Observation`. Everything from that point on (after the first
+  action's line, or from the invented Observation) is dropped: never executed,
+  never re-sent as history. `invented_observation` records that it happened.
+* Tool input comes from the action's own line only, between the `[` and its
+  matching `]` (inner brackets nest: `Calculate[(1+2)*[3][0]]` keeps `(1+2)*[3][0]`).
+  Without a closing bracket, the rest of that line is the input.
+* A Finish answer may span lines: from `Finish[` to its matching `]` anywhere in
+  the reply (or, unclosed, up to the next Thought/Action/Observation line).
+* One pair of quotes around an input is removed; surrounding spaces are stripped.
+* Anything else (no action at all) yields `action=""` and a `problem` message;
+  the agent feeds that back as an Observation and the run goes on.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+FINISH = "Finish"
+
+_FULL_WIDTH = str.maketrans({"【": "[", "】": "]", "［": "[", "］": "]", "（": "(", "）": ")", "：": ":"})
+_FENCE = re.compile(r"^\s*```.*$", re.MULTILINE)
+_NAME = r"([A-Za-z_][\w-]*)[ \t]*\["
+_LABELLED = re.compile(r"\baction[ \t]*\d*[ \t]*:[ \t]*" + _NAME, re.IGNORECASE)
+_BARE = re.compile(r"^[ \t]*" + _NAME, re.MULTILINE)
+_FINISH = re.compile(r"\bfinish[ \t]*\[", re.IGNORECASE)
+_OBSERVATION_LINE = re.compile(r"^[ \t]*observation\b", re.IGNORECASE | re.MULTILINE)
+_LABEL_LINE = re.compile(r"^[ \t]*(?:thought|action|observation)\b", re.IGNORECASE | re.MULTILINE)
+_ACTION_LABEL_AT_END = re.compile(r"action[ \t]*\d*[ \t]*:[ \t]*$", re.IGNORECASE)
+_THOUGHT_LABEL = re.compile(r"^\s*thought[ \t]*\d*[ \t]*:[ \t]*", re.IGNORECASE)
+
+FORMAT_REMINDER = (
+    "Your reply had no action I could run. Reply with one Thought line and one Action line, "
+    "like\nThought: what to do next\nAction: ToolName[input]\n"
+    "or, when you know the answer, Action: Finish[the answer]."
+)
+
+
+@dataclass
+class Parsed:
+    """What one reply asks for. `action` is a tool name, "Finish", or "" (nothing usable)."""
+
+    thought: str
+    action: str
+    argument: str
+    invented_observation: bool = False
+    problem: str = ""
+
+    @property
+    def is_finish(self) -> bool:
+        return self.action == FINISH
+
+    def as_history(self) -> str:
+        """The cleaned reply, as it is re-sent to the model: never the dropped text."""
+        thought = f"Thought: {self.thought}\n" if self.thought else ""
+        if not self.action:
+            return thought.rstrip()
+        return f"{thought}Action: {self.action}[{self.argument}]"
+
+
+def normalise(text: str) -> str:
+    """Full-width punctuation to ASCII, code-fence lines removed."""
+    return _FENCE.sub("", text.translate(_FULL_WIDTH))
+
+
+def _balanced(text: str, start: int) -> tuple[str, bool]:
+    """The text after the '[' at `start` up to its matching ']', and whether it closed."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "[":
+            depth += 1
+        elif text[i] == "]":
+            depth -= 1
+            if depth == 0:
+                return text[start + 1 : i], True
+    return text[start + 1 :], False
+
+
+def _clean_argument(argument: str) -> str:
+    argument = argument.strip()
+    if len(argument) >= 2 and argument[0] == argument[-1] and argument[0] in "\"'`":
+        argument = argument[1:-1].strip()
+    return argument
+
+
+def _thought(text: str) -> str:
+    return " ".join(_THOUGHT_LABEL.sub("", text.strip()).split())
+
+
+def _parse(reply: str) -> Parsed:
+    text = normalise(reply)
+    tool = min((m for m in (_LABELLED.search(text), _BARE.search(text)) if m), key=lambda m: m.start(), default=None)
+    finish = _FINISH.search(text)
+    invented = _OBSERVATION_LINE.search(text)
+    # The earliest of the three decides; a Finish inside a line of thought still counts.
+    candidates = [m for m in (tool, finish) if m]
+    action = min(candidates, key=lambda m: m.start()) if candidates else None
+    if action is not None and action is tool and finish and finish.start() < tool.end():
+        action = finish  # "Action: Finish[...]" is matched by both; it is a Finish
+    if invented and (action is None or invented.start() < action.start()):
+        # The model wrote its own Observation before acting: whatever follows rests on it.
+        return Parsed(_thought(text[: invented.start()]), "", "", True, FORMAT_REMINDER)
+    if action is None:
+        return Parsed(_thought(text), "", "", False, FORMAT_REMINDER)
+
+    thought = _thought(_ACTION_LABEL_AT_END.sub("", text[: action.start()]))
+    bracket = action.end() - 1
+    if action is finish:
+        answer, closed = _balanced(text, bracket)
+        if not closed:
+            label = _LABEL_LINE.search(answer)
+            answer = answer[: label.start()] if label else answer
+        end = bracket + 1 + len(answer) + (1 if closed else 0)
+        return Parsed(thought, FINISH, _clean_argument(answer), bool(_OBSERVATION_LINE.search(text, end)))
+    line_end = text.find("\n", bracket)
+    line = text[: line_end if line_end != -1 else len(text)]
+    argument, _ = _balanced(line, bracket)
+    rest = text[len(line) :]
+    name = action.group(1)
+    if name.lower() == FINISH.lower():
+        name = FINISH
+    return Parsed(thought, name, _clean_argument(argument), bool(_OBSERVATION_LINE.search(rest)))
+
+
+def parse_reply(reply) -> Parsed:
+    """Parse a model reply into a Parsed. Never raises, whatever `reply` is."""
+    try:
+        return _parse("" if reply is None else str(reply))
+    except Exception as e:  # a parser bug must not end the run; say so instead
+        return Parsed("", "", "", False, f"{FORMAT_REMINDER} (parser error: {type(e).__name__})")
+
+
+# --- the parser from the incident, kept to show what goes wrong -----------------
+
+_GREEDY = re.compile(r"Action: (\w+)\[(.*)\]", re.DOTALL)
+
+
+def naive_parse(reply) -> Parsed:
+    """The greedy multi-line regex from the documented incident. Do not use it.
+
+    `.*` with DOTALL runs from the first '[' to the LAST ']' of the whole reply,
+    so every invented Observation in between becomes part of the tool input.
+    """
+    text = "" if reply is None else str(reply)
+    match = _GREEDY.search(text)
+    if match is None:
+        return Parsed("", "", "", False, FORMAT_REMINDER)
+    return Parsed(_thought(text[: match.start()]), match.group(1), match.group(2))
