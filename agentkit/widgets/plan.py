@@ -1,0 +1,70 @@
+"""Chapter 4 panel: inject a failure into one step of Plan-and-Execute and watch the replan."""
+from __future__ import annotations
+
+from ..llm import get_llm, ledger_totals
+from ..plan import PlanAndExecuteAgent, inject_failure, numbered
+from ..scripts.plan import YEARS_QUESTION, YEARS_TOOL_CALLS
+from ..tools import default_executor
+
+FAILING_STEPS = [0, 1, 2, 3]  # 0: no failure
+FAILURES = {"once": 1, "twice": 2, "always": None}
+REPLAN_BUDGETS = [0, 1, 2]
+
+
+def injected_run(failing_step: int = 0, failures: int | None = 1, max_replans: int = 2,
+                 llm=None, question: str = YEARS_QUESTION) -> PlanAndExecuteAgent:
+    """Run the chapter's task with the tool of `failing_step` failing `failures` times (None: always)."""
+    if failing_step not in FAILING_STEPS:
+        raise ValueError(f"failing_step must be one of {FAILING_STEPS}, got {failing_step!r}")
+    tools = default_executor()
+    if failing_step:
+        tool, tool_input = YEARS_TOOL_CALLS[failing_step - 1]
+        inject_failure(tools, tool, tool_input, failures)
+    agent = PlanAndExecuteAgent(llm if llm is not None else get_llm(), tools, max_replans=max_replans)
+    agent.run(question, verbose=False)
+    return agent
+
+
+def report(agent: PlanAndExecuteAgent) -> str:
+    """What a run did: answer, cost from the ledgers, failed attempts, and every plan."""
+    failed = [a for a in agent.attempts if a.failure]
+    lines = [
+        f"Answer [{agent.stop_reason}]: {agent.answer}",
+        f"LLM calls: {ledger_totals(agent.llm.calls)['calls']}   tool calls: {len(agent.tools.log)} "
+        f"({sum(not c.ok for c in agent.tools.log)} failed)   replans: {agent.replans}",
+    ]
+    lines += [f"  step {a.step_number}, try {a.attempt} failed: {a.failure}" for a in failed]
+    for number, plan in enumerate(agent.plans):
+        lines.append("First plan:" if number == 0 else f"Plan after replan {number}:")
+        lines.append(numbered(plan))
+    return "\n".join(lines)
+
+
+def show_injection(failing_step: int = 0, failures: str = "once", max_replans: int = 2) -> str:
+    """The panel's callback: run one injection, print and return its report."""
+    if failures not in FAILURES:
+        raise ValueError(f"failures must be one of {list(FAILURES)}, got {failures!r}")
+    text = report(injected_run(failing_step, FAILURES[failures], max_replans))
+    print(text)
+    return text
+
+
+def failure_panel():
+    """Dropdowns for the failing step, how often it fails and the replan budget; Run shows the report."""
+    import ipywidgets as widgets
+
+    failing_step = widgets.Dropdown(options=[("none", 0), ("step 1", 1), ("step 2", 2), ("step 3", 3)],
+                                    value=0, description="failing step")
+    failures = widgets.Dropdown(options=list(FAILURES), value="once", description="fails")
+    max_replans = widgets.Dropdown(options=REPLAN_BUDGETS, value=2, description="replans")
+    button = widgets.Button(description="Run")
+    out = widgets.Output()
+
+    def on_click(_):
+        # Runs only on a click: executing at display time would write into an unsaved Output widget.
+        with out:
+            out.clear_output()
+            show_injection(failing_step.value, failures.value, max_replans.value)
+
+    button.on_click(on_click)
+    return widgets.VBox([widgets.HBox([failing_step, failures, max_replans, button]), out])
