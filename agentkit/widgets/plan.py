@@ -5,6 +5,7 @@ from ..llm import get_llm, ledger_totals
 from ..plan import PlanAndExecuteAgent, inject_failure, numbered
 from ..scripts.plan import YEARS_QUESTION, YEARS_TOOL_CALLS
 from ..tools import default_executor
+from . import run_panel
 
 FAILING_STEPS = [0, 1, 2, 3]  # 0: no failure
 FAILURES = {"once": 1, "twice": 2, "always": None}
@@ -53,18 +54,12 @@ def failure_panel():
     """Dropdowns for the failing step, how often it fails and the replan budget; Run shows the report."""
     import ipywidgets as widgets
 
-    failing_step = widgets.Dropdown(options=[("none", 0), ("step 1", 1), ("step 2", 2), ("step 3", 3)],
-                                    value=0, description="failing step")
-    failures = widgets.Dropdown(options=list(FAILURES), value="once", description="fails")
-    max_replans = widgets.Dropdown(options=REPLAN_BUDGETS, value=2, description="replans")
-    button = widgets.Button(description="Run")
-    out = widgets.Output()
-
-    def on_click(_):
-        # Runs only on a click: executing at display time would write into an unsaved Output widget.
-        with out:
-            out.clear_output()
-            show_injection(failing_step.value, failures.value, max_replans.value)
-
-    button.on_click(on_click)
-    return widgets.VBox([widgets.HBox([failing_step, failures, max_replans, button]), out])
+    return run_panel(
+        {
+            "failing_step": widgets.Dropdown(options=[("none", 0), ("step 1", 1), ("step 2", 2), ("step 3", 3)],
+                                             value=0, description="failing step"),
+            "failures": widgets.Dropdown(options=list(FAILURES), value="once", description="fails"),
+            "max_replans": widgets.Dropdown(options=REPLAN_BUDGETS, value=2, description="replans"),
+        },
+        show_injection,
+    )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..react import ReActAgent, Step
 from ..sick import DISEASES, QUESTION
+from . import run_panel
 
 MAX_STEPS_RANGE = (1, 20)
 
@@ -95,24 +96,23 @@ def plot_calls(calls_by_fuse: dict, ax=None, title: str = ""):
     return ax
 
 
+def show_failure(disease: str = "stuck", max_steps: int = 5, repeat_fuse: bool = True) -> FailureReport:
+    """The panel's callback: run one configuration, print its trace and plot its calls."""
+    report = run_failure(disease, max_steps, repeat_fuse)
+    print(report.text)
+    plot_calls(report.calls_by_fuse, title=f"{report.disease}, max_steps={report.max_steps}")
+    return report
+
+
 def failure_panel():
     """Dropdown of diseases, max_steps slider, fuse checkbox, Run button; trace and bar chart below."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
 
-    disease = w.Dropdown(options=list(DISEASES), value="stuck", description="disease")
-    max_steps = w.IntSlider(value=5, min=MAX_STEPS_RANGE[0], max=MAX_STEPS_RANGE[1], description="max_steps")
-    fuse = w.Checkbox(value=True, description="repeat fuse")
-    button = w.Button(description="Run")
-    out = w.Output()
-
-    def on_click(_):
-        with out:
-            out.clear_output()
-            report = run_failure(disease.value, max_steps.value, fuse.value)
-            print(report.text)
-            plot_calls(report.calls_by_fuse, title=f"{report.disease}, max_steps={report.max_steps}")
-            plt.show()
-
-    button.on_click(on_click)
-    return w.VBox([w.HBox([disease, max_steps, fuse, button]), out])
+    return run_panel(
+        {
+            "disease": w.Dropdown(options=list(DISEASES), value="stuck", description="disease"),
+            "max_steps": w.IntSlider(value=5, min=MAX_STEPS_RANGE[0], max=MAX_STEPS_RANGE[1], description="max_steps"),
+            "repeat_fuse": w.Checkbox(value=True, description="repeat fuse"),
+        },
+        show_failure,
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..llm import get_llm, ledger_totals
 from ..reflection import ReflectionAgent, cost_per_round
 from ..scripts.reflection import strictness_instructions
+from . import run_panel
 
 MEAN_TASK = "Write a Python function mean(values) that returns the arithmetic mean of a list of numbers."
 
@@ -75,17 +76,11 @@ def reviewer_panel():
     """Strictness dropdown, max_iterations slider and a Run button; the report and plot below."""
     import ipywidgets as widgets
 
-    strictness = widgets.Dropdown(options=list(STRICTNESS), value="never satisfied", description="strictness")
-    max_iterations = widgets.IntSlider(value=4, min=MAX_ITERATIONS_RANGE[0], max=MAX_ITERATIONS_RANGE[1],
-                                       description="max_iterations")
-    button = widgets.Button(description="Run")
-    out = widgets.Output()
-
-    def on_click(_):
-        # Runs only on a click: executing at display time would write into an unsaved Output widget.
-        with out:
-            out.clear_output()
-            show_reviewer(strictness.value, max_iterations.value)
-
-    button.on_click(on_click)
-    return widgets.VBox([widgets.HBox([strictness, max_iterations, button]), out])
+    return run_panel(
+        {
+            "strictness": widgets.Dropdown(options=list(STRICTNESS), value="never satisfied", description="strictness"),
+            "max_iterations": widgets.IntSlider(value=4, min=MAX_ITERATIONS_RANGE[0], max=MAX_ITERATIONS_RANGE[1],
+                                                description="max_iterations"),
+        },
+        show_reviewer,
+    )

@@ -13,6 +13,7 @@ from ..lessons import LessonStore
 from ..llm import get_llm
 from ..reflexion import ReflexionAgent, ReflexionResult, confidence_by_trial
 from ..scripts.reflexion import TURING_QUESTION
+from . import run_panel
 
 TURING_GOLD = "41"
 
@@ -129,24 +130,21 @@ def plot_run(run: PollutedRun, axes=None):
 def pollution_panel():
     """Pick a wrong lesson, its confidence and the eviction threshold; the Run button shows the run and the plot."""
     import ipywidgets as widgets
-    import matplotlib.pyplot as plt
 
-    lesson = widgets.Dropdown(options=list(WRONG_LESSONS), value="count the birth year", description="wrong lesson")
-    confidence = widgets.FloatSlider(value=0.9, min=CONFIDENCE_RANGE[0], max=CONFIDENCE_RANGE[1], step=0.1,
-                                     description="confidence")
-    threshold = widgets.FloatSlider(value=0.3, min=THRESHOLD_RANGE[0], max=THRESHOLD_RANGE[1], step=0.1,
-                                    description="threshold")
+    def show(lesson, confidence, threshold):
+        run = polluted_run(lesson, confidence, threshold)
+        print(run.text)
+        plot_run(run)
 
-    button = widgets.Button(description="Inject and run")
-    out = widgets.Output()
-
-    def on_click(_):
-        with out:
-            out.clear_output()
-            run = polluted_run(lesson.value, confidence.value, threshold.value)
-            print(run.text)
-            plot_run(run)
-            plt.show()
-
-    button.on_click(on_click)
-    return widgets.VBox([widgets.HBox([lesson, confidence, threshold]), button, out])
+    return run_panel(
+        {
+            "lesson": widgets.Dropdown(options=list(WRONG_LESSONS), value="count the birth year",
+                                       description="wrong lesson"),
+            "confidence": widgets.FloatSlider(value=0.9, min=CONFIDENCE_RANGE[0], max=CONFIDENCE_RANGE[1],
+                                              step=0.1, description="confidence"),
+            "threshold": widgets.FloatSlider(value=0.3, min=THRESHOLD_RANGE[0], max=THRESHOLD_RANGE[1],
+                                             step=0.1, description="threshold"),
+        },
+        show,
+        label="Inject and run",
+    )
