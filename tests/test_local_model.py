@@ -96,8 +96,9 @@ def test_one_chat_completion_puts_server_usage_in_the_ledger(server):
 
     first, second = llm.think(prompt), llm.think(prompt)
 
-    assert isinstance(first, str) and first.strip()
-    assert first == second  # temperature 0
+    assert isinstance(first, str) and first.strip() and isinstance(second, str)
+    # No `first == second`: with llama.cpp's prefix cache the repeat evaluates a different batch,
+    # and at temperature 0 a longer reply was seen to diverge. Equal replies are not promised.
     assert len(llm.calls) == 2
     for record in llm.calls:
         assert record.model == local.MODEL_ID
