@@ -26,9 +26,12 @@ $(STAMP): requirements.txt pyproject.toml
 lab: setup
 	cd notebooks && ../$(VENV)/bin/jupyter lab
 
+# Tests and stored outputs always use the offline stand-in, whatever a learner's .env says.
+OFFLINE := AP_MODE=fake LLM_API_KEY=
+
 ## Every test: pytest for agentkit, and nbval re-executing every notebook.
 test: setup
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
+	$(OFFLINE) $(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 ## Execute the whole course in order, headless, into build/ (stored notebooks untouched).
 course: setup
@@ -37,7 +40,7 @@ course: setup
 
 ## Re-execute the notebooks in place, refreshing the outputs nbval compares against.
 notebooks: setup
-	for nb in notebooks/[0-9]*.ipynb; do echo "== $$nb"; $(EXECUTE) --inplace "$$nb" || exit 1; done
+	for nb in notebooks/[0-9]*.ipynb; do echo "== $$nb"; $(OFFLINE) $(EXECUTE) --inplace "$$nb" || exit 1; done
 
 clean:
 	rm -rf $(VENV) build

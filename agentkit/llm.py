@@ -172,13 +172,26 @@ class ScriptedLLM(LedgerLLM):
 
 
 def _setting(name: str) -> str | None:
-    """An environment variable, else the value in the nearest .env file, else None."""
-    if os.environ.get(name):
-        return os.environ[name]
+    """An environment variable, else the value in the nearest .env file, else None.
+
+    A variable set to "" in the environment means unset, and hides the .env value (as in python-dotenv).
+    """
+    if name in os.environ:
+        return os.environ[name] or None
     from dotenv import dotenv_values, find_dotenv
 
     path = find_dotenv(usecwd=True)
     return (dotenv_values(path).get(name) or None) if path else None
+
+
+# What a learner should look at first, by HTTP status.
+STATUS_HINTS = {
+    401: "The server refused the key: LLM_API_KEY is probably wrong or expired. ",
+    403: "The server refused the key: LLM_API_KEY is probably wrong or lacks access to this model. ",
+    404: "Nothing there: most OpenAI-compatible servers want LLM_BASE_URL to end in /v1, "
+    "and LLM_MODEL_ID must be a model that server serves. ",
+    429: "Still rate-limited after the retries: wait a minute, or use AP_MODE=local or fake meanwhile. ",
+}
 
 
 class OpenAIChatLLM(LedgerLLM):
@@ -214,15 +227,16 @@ class OpenAIChatLLM(LedgerLLM):
 
         self.model = model
         self.base_url = base_url or _setting("LLM_BASE_URL")
-        self.max_retries = max_retries
+        self.max_retries, self.timeout = max_retries, timeout
         self.client = openai.OpenAI(
             api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=max_retries
         )
 
-    def _fail(self, what: str) -> LLMError:
+    def _fail(self, what: str, hint: str = "", retried: bool = True) -> LLMError:
         where = self.base_url or "the default OpenAI endpoint"
+        tries = f"after {self.max_retries} retries" if retried else "not retried: trying again would not help"
         return LLMError(
-            f"{what} (model {self.model!r} at {where}, after {self.max_retries} retries). "
+            f"{what} (model {self.model!r} at {where}, {tries}). {hint}"
             "Check LLM_BASE_URL, LLM_MODEL_ID and LLM_API_KEY, and that the server is up."
         )
 
@@ -234,9 +248,12 @@ class OpenAIChatLLM(LedgerLLM):
                 model=self.model, messages=messages, temperature=temperature
             )
         except openai.APIStatusError as e:
-            raise self._fail(f"The server answered HTTP {e.status_code}: {str(e)[:200]}") from e
+            # The SDK retries only these statuses; a refused key or a wrong URL fails at once.
+            retried = e.status_code in (408, 409, 429) or e.status_code >= 500
+            hint = STATUS_HINTS.get(e.status_code, "")
+            raise self._fail(f"The server answered HTTP {e.status_code}: {str(e)[:200]}", hint, retried) from e
         except openai.APITimeoutError as e:
-            raise self._fail("The request timed out") from e
+            raise self._fail(f"The request timed out (no reply within {self.timeout:g} s)") from e
         except openai.APIConnectionError as e:
             raise self._fail(f"Could not connect: {e}") from e
         except openai.OpenAIError as e:

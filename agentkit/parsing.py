@@ -4,7 +4,10 @@ What `parse_reply` accepts, exactly:
 
 * Normalisation first: full-width brackets 【】 and ［］ become [ ], full-width
   parentheses （） become ( ), the full-width colon ： becomes :, and code-fence
-  lines (```...) are dropped, so an action wrapped in a fence still counts.
+  markers (``` plus an optional language tag) are dropped, on their own lines or
+  around an action on one line (```Action: Search[x]```).
+* Markdown emphasis or backticks around a label or an action are ignored:
+  `**Action:** Search[x]`, `Action: `Search[x]``, `**Observation:**`.
 * A tool action is `Action: Name[input]`, at the start of a line or after other text
   on it. Case and spacing are free (`action :Name [x]`), the label may carry a
   number (`Action 2:`), and it may be left out when a line starts with `Name[`.
@@ -31,15 +34,18 @@ from dataclasses import dataclass
 FINISH = "Finish"
 
 _FULL_WIDTH = str.maketrans({"【": "[", "】": "]", "［": "[", "］": "]", "（": "(", "）": ")", "：": ":"})
-_FENCE = re.compile(r"^\s*```.*$", re.MULTILINE)
+# Repetitions are bounded or follow fixed text, so no reply (say 20,000 '*') makes a search quadratic.
+_FENCE = re.compile(r"```+(?:[ \t]*[\w+#.-]+)?[ \t]*$|```+", re.MULTILINE)
+_DECOR = r"[*`]{0,3}"  # markdown bold or inline code around a label or an action
+_LABEL_END = r"[ \t\d*`]{0,12}:[*` \t]*"  # an optional step number, the colon, decoration
 _NAME = r"([A-Za-z_][\w-]*)[ \t]*\["
-_LABELLED = re.compile(r"\baction[ \t]*\d*[ \t]*:[ \t]*" + _NAME, re.IGNORECASE)
-_BARE = re.compile(r"^[ \t]*" + _NAME, re.MULTILINE)
-_FINISH = re.compile(r"\bfinish[ \t]*\[", re.IGNORECASE)
-_OBSERVATION_LINE = re.compile(r"^[ \t]*observation\b", re.IGNORECASE | re.MULTILINE)
-_LABEL_LINE = re.compile(r"^[ \t]*(?:thought|action|observation)\b", re.IGNORECASE | re.MULTILINE)
-_ACTION_LABEL_AT_END = re.compile(r"action[ \t]*\d*[ \t]*:[ \t]*$", re.IGNORECASE)
-_THOUGHT_LABEL = re.compile(r"^\s*thought[ \t]*\d*[ \t]*:[ \t]*", re.IGNORECASE)
+_LABELLED = re.compile(_DECOR + r"\baction" + _LABEL_END + _NAME, re.IGNORECASE)
+_BARE = re.compile(r"^[ \t]*" + _DECOR + _NAME, re.MULTILINE)
+_FINISH = re.compile(_DECOR + r"\bfinish[ \t]*\[", re.IGNORECASE)
+_OBSERVATION_LINE = re.compile(r"^[ \t]*" + _DECOR + r"observation\b", re.IGNORECASE | re.MULTILINE)
+_LABEL_LINE = re.compile(r"^[ \t]*" + _DECOR + r"(?:thought|action|observation)\b", re.IGNORECASE | re.MULTILINE)
+_ACTION_LABEL_AT_END = re.compile(_DECOR + r"action" + _LABEL_END + "$", re.IGNORECASE)
+_THOUGHT_LABEL = re.compile(r"^\s*" + _DECOR + r"thought" + _LABEL_END, re.IGNORECASE)
 
 FORMAT_REMINDER = (
     "Your reply had no action I could run. Reply with one Thought line and one Action line, "
@@ -71,7 +77,7 @@ class Parsed:
 
 
 def normalise(text: str) -> str:
-    """Full-width punctuation to ASCII, code-fence lines removed."""
+    """Full-width punctuation to ASCII, code-fence markers removed."""
     return _FENCE.sub("", text.translate(_FULL_WIDTH))
 
 

@@ -71,7 +71,7 @@ def _first_json_list(text: str):
         for bracket in re.finditer(r"\[", chunk):
             try:
                 value, _ = decoder.raw_decode(chunk, bracket.start())
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # nesting past the recursion limit is no plan
                 continue
             if isinstance(value, list):
                 return value

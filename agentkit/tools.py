@@ -94,7 +94,9 @@ def _evaluate(node, depth=0):
         raise CalcError(f"operator {type(node.op).__name__} is not allowed; {_ALLOWED_TEXT}")
     if isinstance(node, ast.UnaryOp):
         return _check_size(_UNARY[type(node.op)](_evaluate(node.operand, depth + 1)))
-    left = _evaluate(node.left, depth + 1)
+    # A flat chain like 1 + 2 + ... + 60 is a left-leaning tree: its left spine is not nesting.
+    # (Parentheses are bounded by _paren_depth, and the text length bounds the recursion.)
+    left = _evaluate(node.left, depth)
     right = _evaluate(node.right, depth + 1)
     if isinstance(node.op, ast.Pow):
         return _check_size(_power(left, right))

@@ -55,8 +55,11 @@ def test_a_new_store_is_wal_with_a_schema_version(store, path):
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
-def test_default_path_is_in_the_user_data_dir():
+def test_default_path_is_in_the_user_data_dir(tmp_path, monkeypatch):
     assert default_path().parent == platformdirs.user_data_path("agentkit", appauthor=False)
+    monkeypatch.setattr(platformdirs, "user_data_dir", lambda *a, **k: str(tmp_path / "data"))
+    with LessonStore() as store:  # no path: the store opens there, not in the working directory
+        assert store.path == tmp_path / "data" / "lessons.sqlite3" and store.path.exists()
 
 
 def test_a_directory_is_not_a_store_path(tmp_path):
@@ -78,11 +81,14 @@ def test_lessons_persist_across_a_new_process(store, path):
 
 
 def test_retrieval_ranks_the_relevant_lesson_first(store):
+    # Half-relevant lessons before and after it: no order by id can put the age lesson first.
+    building = store.add("asked how old a building is", "wrong year", "use the year it was completed", "buildings")
     ids = {name: store.add(**lesson) for name, lesson in
            [("units", UNITS), ("age", AGE), ("spelling", SPELLING)]}
-    found = store.relevant(QUESTION, k=3)
-    assert found[0].id == ids["age"]
-    assert ids["units"] not in [lesson.id for lesson in found]  # shares no word with the question
+    plant = store.add("a plant died in the shade", "wrong light", "move it to the window", "house plants")
+    found = [lesson.id for lesson in store.relevant(QUESTION, k=5)]
+    # The age lesson shares "old" and "died" with the question, the others one word or none.
+    assert found[0] == ids["age"] and sorted(found[1:]) == [building, plant]
 
 
 def test_only_top_k_come_back_and_k_is_capped(store):
@@ -180,6 +186,19 @@ def test_a_corrupt_header_is_reported_and_the_file_is_left_intact(path):
     path.write_bytes(good[:100] + broken[100:])  # repair the header: every lesson is still there
     with LessonStore(path) as store:
         assert [lesson.fix for lesson in store.lessons()] == [AGE["fix"], UNITS["fix"], SPELLING["fix"]]
+
+
+def test_a_damaged_page_deep_in_the_file_is_caught_before_any_write(path):
+    good = _filled(path)
+    db = _raw(path)
+    root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'lessons'").fetchone()[0]
+    offset = (root - 1) * db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    broken = good[:offset] + b"\xff" + good[offset + 1:]  # the lessons table's page type byte
+    path.write_bytes(broken)
+    with pytest.raises(CorruptStoreError, match="left exactly as it was"):
+        LessonStore(path)  # the header and schema read fine: only the integrity check sees this
+    assert path.read_bytes() == broken
 
 
 def test_a_truncated_file_is_reported_and_left_intact(path):

@@ -4,16 +4,20 @@ What a 135M model writes is not asserted, only what our code does with it: the
 server comes and goes cleanly, usage reaches the ledger, and the loop ends within
 its limits. Replies are capped at a few dozen tokens to keep the set fast.
 """
+import json
 import os
 import re
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
 from agentkit import local
-from agentkit.llm import OpenAIChatLLM, get_llm
+from agentkit.llm import OpenAIChatLLM
 from agentkit.parsing import parse_reply
 from agentkit.react import ReActAgent
 from agentkit.scripts.react import CHECKPOINT_QUESTION
@@ -37,7 +41,7 @@ def server_children() -> list[int]:
                 command = f.read()
         except OSError:
             continue
-        if parent == os.getpid() and b"agentkit.local" in command:
+        if parent == os.getpid() and b"\0-m\0agentkit.local\0" in command:
             pids.append(int(entry))
     return pids
 
@@ -138,18 +142,43 @@ def test_the_few_shot_completion_prompt_yields_a_parseable_action(server):
     assert record.prompt_tokens > 0 and record.completion_tokens > 0
 
 
-def test_get_llm_local_starts_one_shared_server_and_stops_it_cleanly(capfd):
-    first, second = get_llm("local"), get_llm("local")
+# A learner's kernel: get_llm("local") twice, then Python exits without stopping anything.
+LEARNER_SESSION = """
+import json
+import urllib.request
+from agentkit import local
+from agentkit.llm import get_llm
 
-    assert type(first) is OpenAIChatLLM  # the very class AP_MODE=real uses
-    shared = local.local_server()
-    assert first.base_url == second.base_url == shared.base_url  # one server, reused
-    assert shared.address.startswith("http://127.0.0.1:") and answers(f"{shared.base_url}/models")
-    process, log = shared.process, shared.log_path
+first, second = get_llm("local"), get_llm("local")
+shared = local.local_server()
+up = urllib.request.urlopen(shared.base_url + "/models", timeout=10).status == 200
+print(json.dumps({"class": type(first).__name__, "urls": [first.base_url, second.base_url, shared.base_url],
+                  "up": up, "pid": shared.process.pid, "log": str(shared.log_path)}))
+"""
 
-    local.stop_local_server()
 
-    assert process.poll() == 0  # it ended by itself when told, not killed
-    assert not answers(f"{first.base_url}/models")  # the port is closed
-    assert "main loop exited" in log.read_text()  # llama.cpp's own shutdown line, in its log file
-    assert "llama" not in capfd.readouterr().err  # and nothing sprayed on our stderr
+@pytest.fixture(scope="module", autouse=True)
+def learner_session():
+    """Started before the first test, so its start-up and model load overlap the others."""
+    session = subprocess.Popen([sys.executable, "-c", LEARNER_SESSION], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    yield session
+    if session.poll() is None:
+        session.kill()
+        session.communicate()
+
+
+def test_get_llm_local_shares_one_server_and_python_exit_stops_it_cleanly(learner_session):
+    out, err = learner_session.communicate(timeout=120)
+
+    assert learner_session.returncode == 0, err[-2000:]
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert seen["class"] == OpenAIChatLLM.__name__  # the very class AP_MODE=real uses
+    assert len(set(seen["urls"])) == 1 and seen["urls"][0].startswith("http://127.0.0.1:")  # one server, reused
+    assert seen["up"]  # it served while the session ran
+    # Python has exited: the server went with it, its port is closed, and it shut down by itself.
+    if os.path.isdir("/proc"):
+        assert not os.path.exists(f"/proc/{seen['pid']}")
+    assert not answers(f"{seen['urls'][0]}/models")
+    assert "main loop exited" in Path(seen["log"]).read_text()  # llama.cpp's own shutdown line, in its log file
+    assert "llama" not in err  # and nothing sprayed on the learner's stderr

@@ -26,12 +26,21 @@ def test_nested_brackets_are_kept_whole():
     "Action: Search［Steve Jobs］",
     "Thought: hm\n```\nAction: Search[Steve Jobs]\n```",
     "```text\nSearch[Steve Jobs]\n```",
+    "```Action: Search[Steve Jobs]```",
+    "**Action:** Search[Steve Jobs]",
+    "Action: `Search[Steve Jobs]`",
     'Action: Search["Steve Jobs"]',
     "Action: Search[  Steve Jobs  ]",
 ])
 def test_tolerates_what_real_models_write(reply):
     p = parse_reply(reply)
     assert p.action.lower() == "search" and p.argument == "Steve Jobs" and not p.problem
+
+
+def test_fence_and_markdown_never_reach_the_thought_or_the_answer():
+    p = parse_reply("```\n**Thought:** done\n**Action:** Finish[25185\n```")
+    assert (p.thought, p.action, p.argument) == ("done", "Finish", "25185")
+    assert parse_reply("Action: Search[x]\n**Observation:** made up").invented_observation
 
 
 def test_action_after_the_thought_on_the_same_line():
@@ -101,7 +110,7 @@ def test_never_raises_on_any_text(text):
 
 
 react_alphabet = st.sampled_from(list("[]【】［］：:()（）`\n Ff") + [
-    "Action:", "Finish[", "Observation:", "Thought:", "Search[", "```", "action 2 :", "\n"])
+    "Action:", "Finish[", "Observation:", "Thought:", "Search[", "```", "**", "action 2 :", "\n"])
 
 
 @settings(max_examples=300, deadline=None)

@@ -43,6 +43,10 @@ def test_fenced_json_inside_chatter():
     assert parse_plan(raw) == ["first", "second"]
 
 
+def test_fenced_list_wins_over_a_list_in_the_chatter():
+    assert parse_plan('I see [2] steps:\n```json\n["first", "second"]\n```') == ["first", "second"]
+
+
 def test_list_inside_prose_without_fence():
     assert parse_plan('Plan: ["only step"] -- done') == ["only step"]
 
@@ -78,6 +82,11 @@ def test_long_reply_is_quoted_only_at_its_start():
     with pytest.raises(ValueError) as error:
         parse_plan(raw)
     assert raw[:100] in str(error.value) and len(str(error.value)) < 400
+
+
+def test_deeply_nested_brackets_raise_value_error_not_recursion_error():
+    with pytest.raises(ValueError, match="no JSON list"):
+        parse_plan("[" * 1200)
 
 
 @pytest.mark.parametrize("raw", ['["ok", 3]', '["ok", ""]', '[{"step": 1}]'])

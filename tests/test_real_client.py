@@ -5,6 +5,7 @@ every request it saw, and asks the SDK to retry after 1 ms so retries stay fast.
 """
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -38,10 +39,10 @@ def chat_body(content="Paris.", prompt_tokens=12, completion_tokens=3, cached_to
     }
 
 
-def reply(status=200, body=None, raw=None, headers=None):
-    """A canned HTTP response: a JSON body, or raw bytes for malformed cases."""
+def reply(status=200, body=None, raw=None, headers=None, delay=0.0):
+    """A canned HTTP response: a JSON body, or raw bytes for malformed cases, after `delay` s."""
     data = raw if raw is not None else json.dumps(body if body is not None else {}).encode()
-    return {"status": status, "data": data, "headers": {**FAST_RETRY, **(headers or {})}}
+    return {"status": status, "data": data, "headers": {**FAST_RETRY, **(headers or {})}, "delay": delay}
 
 
 class FakeOpenAI(ThreadingHTTPServer):
@@ -64,6 +65,13 @@ class Handler(BaseHTTPRequestHandler):
         server.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(self.rfile.read(length))))
         index = min(len(server.requests), len(server.responses)) - 1
         canned = server.responses[index]
+        time.sleep(canned["delay"])
+        try:
+            self._send(canned)
+        except OSError:  # the client gave up waiting (the timeout test)
+            pass
+
+    def _send(self, canned):
         self.send_response(canned["status"])
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(canned["data"])))
@@ -149,6 +157,32 @@ def test_a_persistent_500_becomes_one_clear_error(server):
     assert llm.calls == []
 
 
+@pytest.mark.parametrize(
+    "status, hint",
+    [(401, "LLM_API_KEY is probably wrong"), (404, "end in /v1")],
+)
+def test_a_refused_key_or_a_wrong_url_fails_at_once_saying_what_to_fix(server, status, hint):
+    server.responses = [reply(status, {"error": {"message": "nope", "type": "invalid_request_error"}})]
+    llm = client(server, max_retries=2)
+
+    with pytest.raises(LLMError) as failure:
+        llm.think("hello")
+
+    assert len(server.requests) == 1  # the SDK does not retry these, and we do not claim it did
+    message = str(failure.value)
+    assert f"HTTP {status}" in message and hint in message and "not retried" in message
+
+
+def test_a_server_slower_than_the_timeout_is_a_clear_error(server):
+    server.responses = [reply(body=chat_body("too late"), delay=0.5)]
+    llm = OpenAIChatLLM(api_key="k", base_url=server.base_url, model="m", timeout=0.1, max_retries=0)
+
+    with pytest.raises(LLMError, match="timed out") as failure:
+        llm.think("hello")
+
+    assert "0.1 s" in str(failure.value) and llm.calls == []
+
+
 def test_a_body_that_is_not_json_is_a_clear_error(server):
     server.responses = [reply(raw=b"<html>gateway says hi</html>")]
     llm = client(server, max_retries=0)
@@ -221,6 +255,17 @@ def test_the_environment_wins_over_dotenv(server, tmp_path, monkeypatch):
     OpenAIChatLLM(max_retries=0).think("hi")
 
     assert server.requests[0][1]["authorization"] == "Bearer from-env"
+
+
+def test_an_empty_variable_hides_the_dotenv_value(tmp_path, monkeypatch):
+    # How the test command shields stored outputs from a learner's .env (AP_MODE=fake LLM_API_KEY=).
+    (tmp_path / ".env").write_text("LLM_API_KEY=from-file\nLLM_MODEL_ID=m\nAP_MODE=real\n")
+    monkeypatch.setenv("LLM_API_KEY", "")
+    monkeypatch.setenv("AP_MODE", "")
+
+    with pytest.raises(MissingSettingError, match="LLM_API_KEY"):
+        OpenAIChatLLM()
+    assert type(get_llm()).__name__ == "ScriptedLLM"
 
 
 def completion_body(text=" I should search.\nAction: Search[Steve Jobs]"):

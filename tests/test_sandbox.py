@@ -50,6 +50,17 @@ def test_environment_has_no_secrets_and_cwd_is_fresh_and_removed(monkeypatch):
     assert not os.path.exists(cwd) and not os.path.exists(second.value)
 
 
+def test_the_child_runs_under_the_requested_limits():
+    # The CPU limit is a backstop the wall clock beats, so it is checked here rather than by a run.
+    wanted = {"CPU": 2, "AS": 128 * 2**20, "NPROC": 8, "FSIZE": 2**20, "CORE": 0}
+    expression = f"[resource.getrlimit(getattr(resource, 'RLIMIT_' + name)) for name in {list(wanted)}]"
+    result = run_code("import resource", expression, timeout_s=1, memory_mb=128, max_processes=8, max_file_mb=1)
+    got = dict(zip(wanted, result.value))
+    # At most what was asked (lower if our own hard limit is lower), and never unlimited (-1).
+    assert all(0 < got[name][0] <= wanted[name] for name in ("CPU", "AS", "NPROC", "FSIZE"))
+    assert got["CORE"] == [0, 0]  # no core dumps, and the code cannot raise that limit again
+
+
 def test_infinite_loop_is_stopped_by_the_wall_clock():
     result = run_code("while True:\n    pass", timeout_s=0.5)
     assert result.timed_out and "timed out" in result.error

@@ -36,7 +36,8 @@ from agentkit.tools import (
         ("1_000 * 3", "3000"),
         ("0x10 + 1", "17"),
         ("  12  ", "12"),
-        ("1" + " + 1" * 49, "50"),  # a long flat sum is not "deep nesting"
+        ("1" + "+1" * 149, "150"),  # a long flat sum (299 characters) is not "deep nesting"
+        ("1" + "+2-1" * 74, "75"),  # nor is a long flat chain of mixed operators
         ("10 ** 100", str(10**100)),  # exactly at the size limit
     ],
 )
