@@ -240,13 +240,12 @@ class OpenAIChatLLM(LedgerLLM):
             "Check LLM_BASE_URL, LLM_MODEL_ID and LLM_API_KEY, and that the server is up."
         )
 
-    def _complete(self, messages, temperature):
+    def _request(self, create, **kwargs):
+        """Call an SDK endpoint; every failure becomes one LLMError that says what to check."""
         import openai
 
         try:
-            response = self.client.chat.completions.create(
-                model=self.model, messages=messages, temperature=temperature
-            )
+            return create(model=self.model, **kwargs)
         except openai.APIStatusError as e:
             # The SDK retries only these statuses; a refused key or a wrong URL fails at once.
             retried = e.status_code in (408, 409, 429) or e.status_code >= 500
@@ -260,6 +259,9 @@ class OpenAIChatLLM(LedgerLLM):
             raise self._fail(f"The response could not be read: {e}") from e
         except json.JSONDecodeError as e:  # the SDK lets a non-JSON body escape as this
             raise self._fail(f"The response could not be read, it is not JSON: {e}") from e
+
+    def _complete(self, messages, temperature):
+        response = self._request(self.client.chat.completions.create, messages=messages, temperature=temperature)
         try:
             reply = response.choices[0].message.content
             if not isinstance(reply, str):

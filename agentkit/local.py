@@ -203,19 +203,16 @@ class CompletionLLM(OpenAIChatLLM):
         return super().think([{"role": "prompt", "content": self.render(messages)}], temperature)
 
     def _complete(self, messages, temperature):
-        import openai
-
-        prompt = messages[0]["content"]
+        response = self._request(
+            self.client.completions.create, prompt=messages[0]["content"], temperature=temperature,
+            max_tokens=self.max_tokens, stop=self.stop or None,
+        )
         try:
-            response = self.client.completions.create(
-                model=self.model, prompt=prompt, temperature=temperature,
-                max_tokens=self.max_tokens, stop=self.stop or None,
-            )
             text = response.choices[0].text
-        except (openai.OpenAIError, json.JSONDecodeError) as e:
-            raise self._fail(f"The completion request failed: {e}") from e
+            if not isinstance(text, str):
+                raise TypeError(f"completion text is {type(text).__name__}")
         except (AttributeError, IndexError, TypeError) as e:
-            raise self._fail(f"Malformed completion response ({e})") from e
+            raise self._fail(f"Malformed completion response ({e}): {str(response)[:200]}") from e
         reply = f"{self.prime}{text}"
         return reply, self._usage(messages, reply, getattr(response, "usage", None))
 
