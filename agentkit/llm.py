@@ -310,6 +310,12 @@ def get_llm(mode: str | None = None, script: list[Rule] | None = None):
     raise ValueError(f"AP_MODE={mode!r} is not a mode. Valid values: {', '.join(VALID_MODES)}.")
 
 
+def ledger(llm) -> list:
+    """The call ledger of `llm`, or an empty list for a bare think() object that keeps none."""
+    calls = getattr(llm, "calls", None)
+    return calls if isinstance(calls, list) else []
+
+
 def ledger_totals(calls: list[CallRecord]) -> dict:
     """Calls and tokens of a ledger, summed."""
     return {

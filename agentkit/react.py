@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from .llm import get_llm
-from .parsing import FINISH, parse_reply
+from .llm import get_llm, ledger
+from .parsing import FINISH, Parsed, parse_reply
 from .scripts.react import FALLBACK_MARKER, REACT_MARKER  # the phrases the stand-in keys on
 from .tools import default_executor
 
@@ -111,12 +111,12 @@ class ReActAgent:
     def run(self, question: str, verbose: bool = True, hints: str = "") -> str:
         """Answer `question`; see .answer, .trace, .stop_reason, .unverified and the ledgers afterwards."""
         self.trace, self.stop_reason, self.unverified = [], "", False
-        self._ledger_start, self._log_start = len(self.llm.calls), len(self.tools.log)
+        self._ledger_start, self._log_start = len(ledger(self.llm)), len(self.tools.log)
         answer = None
         for number in range(1, self.max_steps + 1):
             steps_left = self.max_steps - number + 1 if self.show_steps_left else None
-            reply = self.llm.think(self.messages(question, hints, steps_left))
-            step, answer = self._act(reply)
+            parsed, reply = self._decide(self.messages(question, hints, steps_left))
+            step, answer = self._act(parsed, reply)
             self.trace.append(step)
             if verbose:
                 _print_step(number, step)
@@ -141,9 +141,13 @@ class ReActAgent:
             print(f"Answer [{self.stop_reason}]{flag}: {answer}")
         return answer
 
-    def _act(self, reply: str) -> tuple[Step, Optional[str]]:
-        """Parse one reply and carry it out; returns the step and the answer if the run ends."""
-        parsed = self.parse(reply)
+    def _decide(self, messages: list[dict]) -> tuple[Parsed, str]:
+        """One model call: what the reply asks for, and the raw reply (the one seam for another action channel)."""
+        reply = self.llm.think(messages)
+        return self.parse(reply), reply
+
+    def _act(self, parsed: Parsed, reply: str) -> tuple[Step, Optional[str]]:
+        """Carry out one parsed reply; returns the step and the answer if the run ends."""
         step = Step(parsed.thought, parsed.action, parsed.argument, "", False, parsed.invented_observation, reply)
         if parsed.action == FINISH:
             self.stop_reason = "finished"
@@ -175,8 +179,8 @@ class ReActAgent:
 
     @property
     def run_calls(self) -> list:
-        """The LLM ledger entries of the last run only."""
-        return self.llm.calls[self._ledger_start :]
+        """The LLM ledger entries of the last run only (empty for an LLM that keeps no ledger)."""
+        return ledger(self.llm)[self._ledger_start :]
 
     @property
     def run_tool_calls(self) -> list:

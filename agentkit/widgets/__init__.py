@@ -1,27 +1,100 @@
-"""Widget panels, one module per chapter. Each panel's callback is a plain function pytest drives."""
+"""Widget panels, one module per chapter. Each panel's callback is a plain function pytest drives.
+
+`run_panel` is the only place a panel is built. A click runs the callback and puts what it
+printed into an HTML widget and every figure it drew into an Image widget as PNG bytes. All
+of it travels as widget state, so it does not depend on when the front end processes output
+messages (JupyterLab's commsOverSubshells, VS Code, Colab): an Output widget plus
+`plt.show()` left blank or clipped charts in a real browser.
+"""
 from __future__ import annotations
+
+import contextlib
+import html
+import io
+
+PLACEHOLDER = "Panel: run this cell to open it (controls, a Run button, then text and charts)."
+
+
+def _panel_class():
+    import ipywidgets as widgets
+
+    class Panel(widgets.VBox):
+        """A VBox whose plain-text form is a placeholder, not a dump of its children.
+
+        A saved notebook shows the text form until the cell runs; nbval compares it too.
+        """
+
+        def __repr__(self) -> str:
+            return PLACEHOLDER
+
+    return Panel
+
+
+def figure_png(fig, dpi: int = 100) -> bytes:
+    """A figure as PNG bytes (the whole figure: nothing clipped)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def capture(show, values: dict) -> tuple[str, list[bytes]]:
+    """Call show(**values); return what it printed and the PNG of every figure it drew.
+
+    A ValueError (a value out of range) becomes a message; any other exception is reported
+    in the text too, so a click never fails silently.
+    """
+    import matplotlib.pyplot as plt
+
+    before = set(plt.get_fignums())
+    text = io.StringIO()
+    # The inline backend's show() would display and close the figures before we can read them.
+    real_show, plt.show = plt.show, lambda *args, **kwargs: None
+    try:
+        with contextlib.redirect_stdout(text):
+            try:
+                show(**values)
+            except ValueError as e:
+                print(f"Cannot run with these values: {e}")
+            except Exception as e:  # noqa: BLE001 - the learner must see it in the panel
+                print(f"The run failed: {type(e).__name__}: {e}")
+    finally:
+        plt.show = real_show
+    images = []
+    for number in sorted(set(plt.get_fignums()) - before):
+        fig = plt.figure(number)
+        images.append(figure_png(fig))
+        plt.close(fig)
+    return text.getvalue(), images
 
 
 def run_panel(controls: dict, show, label: str = "Run"):
-    """Controls, a Run button and an output area; a click calls show(**values) into the area.
+    """Controls, a Run button, then the text and charts of the last run.
 
-    Nothing runs at display time: writing into an Output widget then would need saved widget
-    state. A ValueError from `show` (a value out of range) is printed as a message.
+    A click calls show(**values). Nothing runs at display time: the notebook runs the
+    default configuration through the same callback in the next cell.
     """
     import ipywidgets as widgets
-    import matplotlib.pyplot as plt
 
-    button = widgets.Button(description=label)
-    out = widgets.Output()
+    for control in controls.values():
+        if hasattr(control, "style") and hasattr(control.style, "description_width"):
+            control.style.description_width = "initial"  # long labels are not cut
+    button = widgets.Button(description=label, button_style="primary")
+    status = widgets.HTML(value="<i>Press the button to run.</i>")
+    text = widgets.HTML()
+    charts = widgets.VBox()
 
     def on_click(_):
-        with out:
-            out.clear_output()
-            try:
-                show(**{name: control.value for name, control in controls.items()})
-            except ValueError as e:
-                print(f"Cannot run with these values: {e}")
-            plt.show()
+        button.disabled = True
+        status.value = "<i>Running…</i>"
+        try:
+            printed, images = capture(show, {name: control.value for name, control in controls.items()})
+            text.value = f"<pre style='white-space: pre-wrap; margin: 0'>{html.escape(printed)}</pre>"
+            charts.children = [widgets.Image(value=png, format="png", layout=widgets.Layout(max_width="100%"))
+                               for png in images]
+            status.value = ""
+        finally:
+            button.disabled = False
 
     button.on_click(on_click)
-    return widgets.VBox([widgets.HBox([*controls.values(), button]), out])
+    row = widgets.HBox([*controls.values(), button], layout=widgets.Layout(flex_flow="row wrap"))
+    return _panel_class()([row, status, text, charts])
