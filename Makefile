@@ -38,9 +38,11 @@ course: setup
 	mkdir -p build
 	for nb in notebooks/[0-9]*.ipynb; do echo "== $$nb"; $(EXECUTE) --output-dir build "$$nb" || exit 1; done
 
-## Re-execute the notebooks in place, refreshing the outputs nbval compares against.
+## Re-execute the notebooks in place, refreshing the outputs nbval compares against
+## (one chapter: make notebooks NB=notebooks/07_tree_of_thoughts.ipynb).
+NB ?= notebooks/[0-9]*.ipynb
 notebooks: setup
-	for nb in notebooks/[0-9]*.ipynb; do echo "== $$nb"; $(OFFLINE) $(EXECUTE) --inplace "$$nb" || exit 1; done
+	for nb in $(NB); do echo "== $$nb"; $(OFFLINE) $(EXECUTE) --inplace "$$nb" || exit 1; done
 
 clean:
 	rm -rf $(VENV) build
