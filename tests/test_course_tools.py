@@ -1,0 +1,147 @@
+"""The instructors' tools in tools/: the Python gate, the course runner's report, the off-script model."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agentkit.llm import CallRecord, ScriptedLLM  # noqa: E402
+from agentkit.plan import parse_plan  # noqa: E402
+from agentkit.reflection import parse_verdict  # noqa: E402
+from agentkit.react import ROLE_PROMPT  # noqa: E402
+from tools import check_python, offscript, run_course  # noqa: E402
+
+
+# --- make setup's Python gate ----------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [(3, 10, 13), (3, 14, 0), (2, 7, 18)])
+def test_gate_refuses_an_unsupported_python_naming_the_ones_that_work(monkeypatch, capsys, version):
+    monkeypatch.setattr(sys, "version_info", (*version, "final", 0))
+    assert check_python.main() == 1
+    message = capsys.readouterr().err
+    assert "3.11, 3.12 or 3.13" in message and "is Python %d.%d" % version[:2] in message
+    assert "make setup PYTHON=" in message  # how to get one and point make at it
+
+
+def test_gate_accepts_this_python():
+    assert sys.version_info[:2] in check_python.SUPPORTED
+    assert check_python.main() == 0
+
+
+# --- the course runner's report ----------------------------------------------------
+
+
+def executed(cells):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = cells
+    return nb
+
+
+def test_summary_names_each_error_cell_counting_markdown_and_skips_the_runner_cells():
+    setup = run_course._marked(run_course.TALLY_SETUP)
+    boom = nbformat.v4.new_code_cell("plan = parse(reply)\nmore()")
+    boom.outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="idx cannot be negative",
+                                           traceback=[])]
+    fine = nbformat.v4.new_code_cell("print(1)")
+    fine.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    report = run_course._marked(run_course.TALLY_REPORT)
+    report.outputs = [nbformat.v4.new_output("stream", name="stdout", text='RUN_COURSE_TALLY {"calls": 3}\n')]
+    nb = executed([setup, nbformat.v4.new_markdown_cell("# Title"), fine, boom, report])
+    tally, errors, _ = run_course.summarize(nb)
+    assert tally == {"calls": 3}
+    assert errors == ["cell 3 (plan = parse(reply)): ValueError: idx cannot be negative"]
+
+
+def test_tally_counts_every_ledger_record_even_after_a_reset():
+    namespace = {}
+    original = CallRecord.__init__
+    try:
+        exec(run_course.TALLY_SETUP, namespace)
+        llm = ScriptedLLM()
+        llm.add("hello", "hi")
+        llm.think("hello there")
+        llm.reset()
+        llm.think("hello again")
+        other = ScriptedLLM()
+        other.think("nothing matches")
+    finally:
+        CallRecord.__init__ = original
+    tally = namespace["_run_course_tally"]
+    assert tally["calls"] == 3
+    assert tally["prompt_tokens"] > 0 and tally["completion_tokens"] > 0
+
+
+# --- the off-script model ------------------------------------------------------------
+
+
+def react_body(question: str, history: str = "") -> dict:
+    system = ROLE_PROMPT.format(tools="- Search[input]: search the knowledge base\n- Calculator[input]: arithmetic")
+    return {"model": "m", "messages": [{"role": "system", "content": system},
+                                       {"role": "user", "content": f"Question: {question}{history}"}]}
+
+
+QUESTIONS = [f"What is the population of city number {i} in the north?" for i in range(40)]
+
+
+def test_same_request_same_reply_and_different_requests_vary():
+    replies = [offscript.reply(react_body(q)) for q in QUESTIONS]
+    assert replies == [offscript.reply(react_body(q)) for q in QUESTIONS]
+    assert len(set(replies)) > 10
+
+
+def test_react_replies_are_react_shaped_with_the_prompts_tools_and_every_failure_kind():
+    replies = [offscript.reply(react_body(q)) for q in QUESTIONS]
+    actions = [re.search(r"Action: (\w+)\[", r) for r in replies]
+    tools = {a.group(1) for a in actions if a}
+    assert tools <= {"Search", "Calculator", "Finish", "WebBrowser"} and {"Search", "Finish"} <= tools
+    assert any(a is None for a in actions)                        # no Action line
+    assert any("\nObservation:" in r for r in replies)             # an invented Observation
+
+
+def test_plans_have_varying_step_counts_and_are_sometimes_not_json():
+    prompt = ("Break the question into at most 3 short steps.\nReply with a JSON list of strings and nothing "
+              "else.\n\nQuestion: {}")
+    counts, unparsable = set(), 0
+    for q in QUESTIONS:
+        try:
+            counts.add(len(parse_plan(offscript.reply({"messages": [{"role": "user", "content": prompt.format(q)}]}))))
+        except ValueError:
+            unparsable += 1
+    assert len(counts) >= 3 and max(counts) > 3 and unparsable > 0
+
+
+def test_reviews_pass_revise_or_forget_the_verdict():
+    verdicts = {parse_verdict(offscript.reply({"messages": [
+        {"role": "system", "content": "Review the code. End with `VERDICT: PASS` or `VERDICT: REVISE`."},
+        {"role": "user", "content": f"Task: task {i}"}]})) for i in range(40)}
+    assert verdicts == {"pass", "revise", "missing"}
+
+
+def test_lessons_are_sometimes_malformed_json():
+    prompt = 'Reply with one JSON object and nothing else: {"trigger": "...", "fix": "..."}\nTrial {}'
+    parsed = 0
+    for i in range(40):
+        text = offscript.reply({"messages": [{"role": "user", "content": prompt.replace("{}", str(i))}]})
+        try:
+            json.loads(text)
+            parsed += 1
+        except ValueError:
+            pass
+    assert 0 < parsed < 40
+
+
+def test_tool_requests_get_tool_calls_with_schema_arguments_or_a_text_answer():
+    tools = [{"type": "function", "function": {"name": "search", "parameters": {
+        "type": "object", "properties": {"query": {"type": "string"}}}}}]
+    replies = [offscript.reply({"messages": [{"role": "user", "content": q}], "tools": tools}) for q in QUESTIONS]
+    calls = [r["tool_calls"][0]["function"] for r in replies if isinstance(r, dict)]
+    assert calls and all(c["name"] == "search" and set(json.loads(c["arguments"])) == {"query"} for c in calls)
+    assert any(isinstance(r, str) for r in replies)
