@@ -178,7 +178,15 @@ def run_all(page, name: str, saved: Path, failures: Failures) -> None:
     if saved.stat().st_mtime_ns == before:
         failures.add(name, "saving did not write the notebook")
         return
-    notebook = json.loads(saved.read_text())
+    for _ in range(50):  # the server may still be writing it
+        try:
+            notebook = json.loads(saved.read_text())
+            break
+        except ValueError:
+            time.sleep(0.2)
+    else:
+        failures.add(name, "the saved notebook is not valid JSON")
+        return
     for index, cell in enumerate(notebook["cells"], 1):
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":

@@ -140,7 +140,11 @@ def main(argv=None) -> int:
     server = None
     if args.mode == "real-loopback":
         sys.path.insert(0, str(ROOT))
-        from agentkit.loopback import serve
+        try:
+            from agentkit.loopback import serve
+        except ImportError:
+            print("course-real needs agentkit.loopback (the loopback server of issue 13); it is not in this checkout.")
+            return 2
         from tools.offscript import reply
 
         server = serve(reply)

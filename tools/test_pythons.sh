@@ -18,13 +18,14 @@ for v in $versions; do
   if [ -z "$python" ]; then summary+=("$v: skipped (not installed)"); continue; fi
   echo "=== Python $v: $python"
   start=$(date +%s)
-  if make test PYTHON="$python" VENV=".venv-$v" > "build/test-python-$v.log" 2>&1; then
+  if make --no-print-directory test PYTHON="$python" VENV=".venv-$v" > "build/test-python-$v.log" 2>&1; then
     result="passed"
   else
     result="FAILED"; status=1
   fi
-  tail -n 1 "build/test-python-$v.log"
-  summary+=("$v ($("$python" -V 2>&1)): $result in $(( $(date +%s) - start )) s: $(tail -n 1 "build/test-python-$v.log" | tr -d '=')  [log: build/test-python-$v.log]")
+  counts=$(grep -E '[0-9]+ (passed|failed)' "build/test-python-$v.log" | tail -n 1 | tr -d '=' | xargs)
+  summary+=("$v ($("$python" -V 2>&1)): $result in $(( $(date +%s) - start )) s: ${counts:-see the log}  [build/test-python-$v.log]")
+  echo "${summary[-1]}"
 done
 printf '%s\n' "${summary[@]}"
 exit $status
