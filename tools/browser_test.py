@@ -85,7 +85,8 @@ def start_lab(course_dir: Path, scratch: Path) -> tuple[subprocess.Popen, str, s
                 return lab, base, token
         except OSError:
             time.sleep(0.5)
-    raise RuntimeError("JupyterLab did not start within 120 s")
+    lab.kill()
+    raise RuntimeError(f"JupyterLab did not start within 120 s; see {scratch / 'lab.log'}")
 
 
 def comms_setting(base: str, token: str) -> str:
@@ -99,7 +100,7 @@ def comms_setting(base: str, token: str) -> str:
                 answer = json.load(response)
             default = answer["schema"]["properties"]["commsOverSubshells"]["default"]
             user = answer.get("settings", {}).get("commsOverSubshells")
-            return f"{default} (the default; user setting: {user or 'none'})"
+            return f"{user or default} (default {default}, user setting {user or 'none'})"
         except OSError:
             time.sleep(1)
     return "unknown (the settings API did not answer)"
@@ -359,9 +360,9 @@ def main(argv=None) -> int:
     shutil.copytree(ROOT / "notebooks", course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     lab, base, token = start_lab(course, scratch)
     url = base + f"/lab/tree/{{name}}?token={token}&reset"
-    print(f"JupyterLab at {base}, settings at their defaults: commsOverSubshells = {comms_setting(base, token)}")
-    panels = 0
+    panels = images = 0
     try:
+        print(f"JupyterLab at {base}, settings at their defaults: commsOverSubshells = {comms_setting(base, token)}")
         with sync_playwright() as pw:
             launch_args = CHROMIUM_ARGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
             browser = pw.chromium.launch(executable_path=chromium, args=launch_args, headless=not args.headed)
