@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentkit.llm import CallRecord, ScriptedLLM  # noqa: E402
+from agentkit.llm import CallRecord, LedgerLLM  # noqa: E402
 from agentkit.plan import parse_plan  # noqa: E402
 from agentkit.reflection import parse_verdict  # noqa: E402
 from agentkit.react import ROLE_PROMPT  # noqa: E402
@@ -60,23 +60,26 @@ def test_summary_names_each_error_cell_counting_markdown_and_skips_the_runner_ce
     assert errors == ["cell 3 (plan = parse(reply)): ValueError: idx cannot be negative"]
 
 
-def test_tally_counts_every_ledger_record_even_after_a_reset():
+class FixedCost(LedgerLLM):
+    """An LLM whose every call costs 5 prompt and 2 completion tokens."""
+
+    def _complete(self, messages, temperature):
+        return "ok", {"prompt_tokens": 5, "completion_tokens": 2}
+
+
+def test_tally_counts_every_ledger_record_even_after_a_reset_or_from_a_dropped_client():
     namespace = {}
     original = CallRecord.__init__
     try:
         exec(run_course.TALLY_SETUP, namespace)
-        llm = ScriptedLLM()
-        llm.add("hello", "hi")
-        llm.think("hello there")
+        llm = FixedCost()
+        llm.think("one")
         llm.reset()
-        llm.think("hello again")
-        other = ScriptedLLM()
-        other.think("nothing matches")
+        llm.think("two")
+        FixedCost().think("three")
     finally:
         CallRecord.__init__ = original
-    tally = namespace["_run_course_tally"]
-    assert tally["calls"] == 3
-    assert tally["prompt_tokens"] > 0 and tally["completion_tokens"] > 0
+    assert namespace["_run_course_tally"] == {"calls": 3, "prompt_tokens": 15, "completion_tokens": 6}
 
 
 # --- the off-script model ------------------------------------------------------------
