@@ -57,13 +57,13 @@ def test_panels_are_saved_as_their_placeholder_and_checked(path):
 # tries", "notebook 04"), and they would match some output by chance anyway, so checking them
 # would teach writers to ignore the check. Numbers glued to letters (o200k, SmolLM2-135M,
 # GPT-4, x86) are names, not figures. Ignored: inline code and fenced code blocks (code is code,
-# not a claim), link targets and bare URLs. Cited: every number in a blockquote (lines starting
+# not a claim), link targets, bare URLs and HTML tags. Cited: every number in a blockquote (lines starting
 # with `>`) that names its source with `Source:`. Everything else must appear, as a number of the
 # same value, among the notebook's code or stored outputs.
 
 _FENCED = re.compile(r"^\s*(```|~~~).*?^\s*\1", re.MULTILINE | re.DOTALL)
 _INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1", re.DOTALL)
-_LINKS = re.compile(r"\]\([^)]*\)|https?://\S+")
+_LINKS = re.compile(r"\]\([^)]*\)|https?://\S+|<[^>\n]+>")  # link targets, URLs, HTML tags
 _DIGITS = r"\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?"  # 25185, 12,717, 3.3, 1e100
 _PROSE_NUMBER = re.compile(r"(?<![\w.])" + _DIGITS + r"(?!\w|\.\d)")  # not a name (o200k, GPT-4o), not 127.0.0.1
 _SHOWN_NUMBER = re.compile(_DIGITS)  # outputs may glue numbers to anything: x3.3, 1090ms
@@ -153,7 +153,8 @@ def test_the_prose_number_check_catches_a_planted_wrong_number():
 def test_the_prose_number_check_ignores_code_small_counts_and_names_and_accepts_cited_figures():
     prose = (
         "Step 2 of notebook 04, section 3. `max_steps=20` and\n```python\nrun(45)\n```\n"
-        "o200k_base, SmolLM2-135M and [a paper](https://arxiv.org/abs/2210.03629).\n"
+        "o200k_base, SmolLM2-135M, 127.0.0.1 and [a paper](https://arxiv.org/abs/2210.03629).\n"
+        '<img src="loop.png" width="600">\n'
         "> The fixed agent ran 45 steps with 34 real searches.\n> Source: the incident report.\n"
     )
     assert unshown_numbers(_fake_notebook(prose)) == []
