@@ -20,6 +20,7 @@ from .tools import search as _search
 search = functools.lru_cache(maxsize=1024)(_search)
 
 MAX_QUERY_CHARS = 1500
+QUERY_TOO_LONG = "Query is too long."  # how the incident's search API began its refusal
 
 
 class SickLLM(ScriptedLLM):
@@ -102,7 +103,7 @@ class InventorLLM(SickLLM):
     `rambles=True` (a bad day): every reply runs on past its Action, a search the tool
     rejected is retried in other words, and the final answer is a `Finish[` spread over
     lines. `rambles=False` (a good day): it stops after each Action and answers in two
-    steps. A hosted model at temperature 0 showed both, run to run; the stand-in is told.
+    steps. A hosted model at temperature 0 showed both, run to run; a stand-in must be told.
     """
 
     def __init__(self, rambles: bool = True) -> None:
@@ -118,7 +119,7 @@ class InventorLLM(SickLLM):
             query = RETRY_QUERIES[(prompt.count(QUERY_TOO_LONG) - 1) % len(RETRY_QUERIES)]
             return f"Thought: The search failed; let me try other words.\nAction: Search[{query}]\n{invented_tail()}"
         reply = checkpoint_reply(prompt)
-        if "Finish[" in reply:
+        if "Finish[" in reply:  # its final answer, too, spreads over lines
             return reply.replace("Finish[25185]", "Finish[\n25185\n]")
         return f"{reply}\n{invented_tail()}"
 
@@ -151,9 +152,6 @@ class DirtyReaderLLM(SickLLM):
             return checkpoint_reply(prompt)
         done = prompt.count("Action: Search[")
         return f"Thought: That page was unreadable; rephrase.\nAction: Search[Steve Jobs birth date, try {done + 1}]"
-
-
-QUERY_TOO_LONG = "Query is too long."
 
 
 def length_limited_search(query: str) -> str:
