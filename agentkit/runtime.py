@@ -177,6 +177,8 @@ class Runtime:
 
     def review(self, agent, question: str, step) -> Optional[str]:
         """Look at the step just taken; maybe add an intervention; return a stop reason to end the run."""
+        if question != self.question:  # a loop that never called begin() for this question
+            self.begin(question)
         if not step.executed:
             return None
         number = len(agent.trace)
@@ -274,7 +276,8 @@ class Runtime:
         state = self.last_state
         stop_doing = {REPEAT: f"asking {step.action} for the same thing", USELESS: "sending queries like this one",
                       DRIFT: "following side topics"}[instability]
-        found = "; ".join(state.found) if state and state.found else "; ".join(self._facts[-3:]) or "nothing yet"
+        facts = [fact.rstrip(".") for fact in self._facts[-3:]]
+        found = "; ".join(state.found) if state and state.found else "; ".join(facts) or "nothing yet"
         missing = "; ".join(state.missing) if state else "not known yet (no checkpoint so far)"
         after = (f"look for {state.missing[0]}" if state and state.missing
                  else "Finish with what you have, or use another tool")

@@ -57,6 +57,12 @@ def test_year_by_year_searches_and_another_tool_are_not_repeats():
     assert agent.interventions == []
 
 
+def test_the_same_input_to_another_tool_is_not_a_repeat():
+    agent, _ = watch([step("Lakeford rainfall 2006", PAGE.format(y=2006, v="1,050")),
+                      step("Lakeford rainfall 2006", "The almanac lists Lakeford with 1,050 mm for 2006.", action="Almanac")])
+    assert agent.interventions == []
+
+
 @pytest.mark.parametrize("window, instability", [(1, USELESS), (2, REPEAT)])
 def test_the_window_decides_whether_a_b_a_is_a_repeat(window, instability):
     a, b = step("Lakeford rainfall 2017", PAGE.format(y=2017, v=1136)), step("Millbrook rainfall 2017", PAGE.format(y=2017, v=944).replace("Lakeford", "Millbrook"))

@@ -76,22 +76,22 @@ def run_guard(task_id: str = "paraphrases", jaccard: float = 0.7, window: int = 
     return GuardReport(baseline, outcome(task, run_task(task, runtime, max_steps=max_steps)))
 
 
-def plot_calls(pairs: dict, ax=None, title: str = ""):
+def plot_calls(pairs: dict, ax=None, title: str = "", labels=("max_steps only", "Runtime()")):
     """Grouped bars: LLM calls per run label, max_steps only against the runtime (from the ledgers)."""
     import matplotlib.pyplot as plt
 
     if ax is None:
         ax = plt.subplots(figsize=(max(5, 0.75 * len(pairs) + 2), 3.4))[1]
     xs = range(len(pairs))
-    for offset, (side, color) in zip((-0.2, 0.2), (("max_steps only", "tab:gray"), ("Runtime()", "tab:blue"))):
-        index = 0 if side == "max_steps only" else 1
-        bars = ax.bar([x + offset for x in xs], [p[index] for p in pairs.values()], 0.4, label=side, color=color)
+    for index, (offset, label, color) in enumerate(((-0.2, labels[0], "tab:gray"), (0.2, labels[1], "tab:blue"))):
+        bars = ax.bar([x + offset for x in xs], [p[index] for p in pairs.values()], 0.4, label=label, color=color)
         ax.bar_label(bars, fontsize=8)
-    ax.set_xticks(list(xs), list(pairs), rotation=30 if len(pairs) > 2 else 0, ha="right" if len(pairs) > 2 else "center")
+    many = len(pairs) > 2
+    ax.set_xticks(list(xs), list(pairs), rotation=30 if many else 0, ha="right" if many else "center")
     _integer_ticks(ax)
-    ax.set_ylim(0, 1.3 * max(max(p) for p in pairs.values()))  # room for the legend above the bars
+    ax.set_ylim(0, 1.15 * max(max(p) for p in pairs.values()))
     ax.set(ylabel="LLM calls (ledger)", title=title)
-    ax.legend(loc="upper right")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))  # beside the bars, never over them
     return ax
 
 
@@ -103,7 +103,8 @@ def show_guard(task_id: str = "paraphrases", jaccard: float = 0.7, window: int =
     report = run_guard(task_id, jaccard, window, checkpoint_every, max_steps, guard)
     print(report.text)
     plot_calls({task_id: (report.baseline.llm_calls, report.guarded.llm_calls)},
-               title=f"{task_id}: jaccard {jaccard:.2f}, window {window}, checkpoint every {checkpoint_every}")
+               title=f"{task_id}: jaccard {jaccard:.2f}, window {window}, checkpoint every {checkpoint_every}",
+               labels=("max_steps only", "as configured" if guard else "runtime off"))
     return report
 
 
@@ -134,11 +135,12 @@ def plot_tradeoff(rows: list[dict], axes=None):
     if axes is None:
         axes = plt.subplots(1, 2, figsize=(11, 3.8))[1]
     kills, calls = axes
-    for window in sorted({r["window"] for r in rows}):
+    styles = ["o-", "s--", "^:", "d-."]  # distinct markers and dashes: equal curves stay visible
+    for style, window in zip(styles * 3, sorted({r["window"] for r in rows})):
         mine = [r for r in rows if r["window"] == window]
         xs = [r["jaccard"] for r in mine]
-        kills.plot(xs, [r["false_kills"] for r in mine], "o-", label=f"window {window}")
-        calls.plot(xs, [r["sick_calls"] for r in mine], "o-", label=f"window {window}")
+        kills.plot(xs, [r["false_kills"] for r in mine], style, label=f"window {window}", alpha=0.8)
+        calls.plot(xs, [r["sick_calls"] for r in mine], style, label=f"window {window}", alpha=0.8)
     kills.set(title="Legitimate suite: runs the runtime killed", xlabel="Jaccard threshold", ylabel="false kills")
     calls.set(title="Sick suite: LLM calls spent (ledger)", xlabel="Jaccard threshold", ylabel="LLM calls")
     for ax in axes:
