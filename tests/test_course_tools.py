@@ -16,7 +16,7 @@ from agentkit.llm import CallRecord, LedgerLLM  # noqa: E402
 from agentkit.plan import parse_plan  # noqa: E402
 from agentkit.reflection import parse_verdict  # noqa: E402
 from agentkit.react import ROLE_PROMPT  # noqa: E402
-from tools import check_python, offscript, run_course  # noqa: E402
+from tools import build_site, check_python, offscript, run_course  # noqa: E402
 
 
 # --- make setup's Python gate ----------------------------------------------------
@@ -80,6 +80,18 @@ def test_tally_counts_every_ledger_record_even_after_a_reset_or_from_a_dropped_c
     finally:
         CallRecord.__init__ = original
     assert namespace["_run_course_tally"] == {"calls": 3, "prompt_tokens": 15, "completion_tokens": 6}
+
+
+# --- the static site's index ------------------------------------------------------------
+
+
+def test_index_takes_the_title_and_the_whole_goal_list_with_wrapped_bullets():
+    nb = executed([nbformat.v4.new_code_cell("x = 1"),
+                   nbformat.v4.new_markdown_cell("# 07 · Trees\n\nIntro. You will be able to:\n\n- search a tree\n"
+                                                 "  of thoughts;\n- prune it.\n\nMore text.\n- not a goal")])
+    title, goals = build_site.title_and_goals(nb)
+    assert title == "07 · Trees"
+    assert goals == "- search a tree\n  of thoughts;\n- prune it."
 
 
 # --- the off-script model ------------------------------------------------------------

@@ -13,15 +13,16 @@ import re
 import sys
 from pathlib import Path
 
+import mistune
 import nbformat
 from nbconvert import HTMLExporter
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def title_and_goals(nb) -> tuple[str, list[str]]:
-    """The notebook's first heading and its "you will be able to" bullets (Markdown kept as text)."""
-    title, goals = "", []
+def title_and_goals(nb) -> tuple[str, str]:
+    """The notebook's first heading, and its "you will be able to" list as Markdown."""
+    title, goals = "", ""
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
@@ -29,18 +30,16 @@ def title_and_goals(nb) -> tuple[str, list[str]]:
             heading = re.search(r"(?m)^#\s+(.+)$", cell.source)
             title = heading.group(1).strip() if heading else ""
         if "able to" in cell.source and not goals:
-            after = cell.source.split("able to", 1)[1]
-            goals = [g.strip() for g in re.findall(r"(?m)^\s*[-*]\s+(.+)$", after)]
+            lines = []
+            for line in cell.source.split("able to", 1)[1].splitlines()[1:]:
+                if re.match(r"\s*[-*]\s", line) or (lines and line.strip() and line[:1].isspace()):
+                    lines.append(line)
+                elif lines and not line.strip():
+                    break
+            goals = "\n".join(lines)
         if title and goals:
             break
     return title, goals
-
-
-def inline_markdown(text: str) -> str:
-    """Backticks and bold in a bullet, the rest escaped."""
-    text = html.escape(text)
-    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", text)
 
 
 def build(out: Path) -> list[Path]:
@@ -54,13 +53,12 @@ def build(out: Path) -> list[Path]:
         page.write_text(body, encoding="utf-8")
         pages.append(page)
         title, goals = title_and_goals(nb)
-        items = "".join(f"<li>{inline_markdown(g)}</li>" for g in goals)
         rows.append(f'<section><h2><a href="{page.name}">{html.escape(title or path.stem)}</a></h2>'
-                    f'<p class="file">{path.name}</p><ul>{items}</ul></section>')
+                    f'<p class="file">{path.name}</p>{mistune.html(goals)}</section>')
     intro = ""
     readme = (ROOT / "README.md").read_text(encoding="utf-8").split("\n\n")
     if len(readme) > 1:
-        intro = html.escape(" ".join(readme[1].split()))
+        intro = mistune.html(readme[1])
     index = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Agent paradigms, hands-on</title>
@@ -71,7 +69,7 @@ h2 {{ margin-bottom: 0; font-size: 1.2rem; }}
 .file {{ color: #666; margin: 0; font-family: monospace; }}
 </style></head><body>
 <h1>Agent paradigms, hands-on</h1>
-<p>{intro}</p>
+{intro}
 <p>These pages show each notebook with the outputs stored in the repository, computed by the offline
 stand-in model. To run the cells and use the panels, clone the repository and run <code>make lab</code>.</p>
 {''.join(rows)}
