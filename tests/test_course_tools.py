@@ -76,10 +76,13 @@ def test_tally_counts_every_ledger_record_even_after_a_reset_or_from_a_dropped_c
         llm.think("one")
         llm.reset()
         llm.think("two")
-        FixedCost().think("three")
+        named = FixedCost()
+        named.model = "smol"
+        named.think("three")
     finally:
         CallRecord.__init__ = original
-    assert namespace["_run_course_tally"] == {"calls": 3, "prompt_tokens": 15, "completion_tokens": 6}
+    assert namespace["_run_course_tally"] == {"calls": 3, "prompt_tokens": 15, "completion_tokens": 6,
+                                              "model_calls": {"stand-in": 2, "smol": 1}}
 
 
 # --- the static site's index ------------------------------------------------------------

@@ -5,7 +5,8 @@
     python tools/run_course.py --mode fake notebooks/02_react.ipynb
 
 Per notebook it prints the wall time (kernel start included), the LLM calls and tokens every
-ledger in the kernel recorded, and, for each cell with an error output, the cell's number
+ledger in the kernel recorded (and how many of the calls went to a real model rather than a
+stand-in: a record whose `model` is set), and, for each cell with an error output, the cell's number
 (counting Markdown cells, from 1), its first line and the error. Every cell runs even after an error, so one failure does not
 hide the next. Exit status 1 if any notebook has an error output. The stored notebooks are
 never touched.
@@ -32,13 +33,15 @@ MARK = "run_course"
 
 TALLY_SETUP = """\
 import agentkit.llm as _run_course_llm
-_run_course_tally = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+_run_course_tally = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "model_calls": {}}
 _run_course_init = _run_course_llm.CallRecord.__init__
 def _run_course_counting_init(self, *args, **kwargs):
     _run_course_init(self, *args, **kwargs)
     _run_course_tally["calls"] += 1
     _run_course_tally["prompt_tokens"] += self.prompt_tokens
     _run_course_tally["completion_tokens"] += self.completion_tokens
+    _model = self.model or "stand-in"
+    _run_course_tally["model_calls"][_model] = _run_course_tally["model_calls"].get(_model, 0) + 1
 _run_course_llm.CallRecord.__init__ = _run_course_counting_init
 """
 TALLY_REPORT = 'import json as _j; print("RUN_COURSE_TALLY " + _j.dumps(_run_course_tally))'
@@ -122,7 +125,10 @@ def report_line(result: dict) -> str:
     calls = tally.get("calls", "?")
     tokens = f"{tally.get('prompt_tokens', '?')}+{tally.get('completion_tokens', '?')}"
     status = "ok" if not result["errors"] else f"FAILED ({len(result['errors'])} error cells)"
-    return f"{result['notebook']:<36} {result['wall_s']:7.1f} s  {calls!s:>5} calls  {tokens:>15} tokens  {status}"
+    models = tally.get("model_calls") or {}
+    real = sum(n for model, n in models.items() if model != "stand-in")
+    return (f"{result['notebook']:<36} {result['wall_s']:7.1f} s  {calls!s:>5} calls ({real:>3} real)  "
+            f"{tokens:>15} tokens  {status}")
 
 
 def main(argv=None) -> int:
@@ -155,7 +161,7 @@ def main(argv=None) -> int:
         os.environ["AP_MODE"] = args.mode
         if args.mode == "fake":
             os.environ["LLM_API_KEY"] = ""
-    print(f"{'notebook':<36} {'wall':>9}  {'LLM calls':>11}  {'prompt+completion tokens':>22}")
+    print(f"{'notebook':<36} {'wall':>9}  {'LLM calls (to a real model)':>22}  {'prompt+completion tokens':>22}")
     results = []
     total_start = time.perf_counter()
     try:
