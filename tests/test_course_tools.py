@@ -67,22 +67,27 @@ class FixedCost(LedgerLLM):
         return "ok", {"prompt_tokens": 5, "completion_tokens": 2}
 
 
-def test_tally_counts_every_ledger_record_even_after_a_reset_or_from_a_dropped_client():
+def test_tally_counts_every_ledger_record_even_after_a_reset_and_every_request_to_a_real_model():
+    import openai
+    import openai.resources.chat.completions as chat
+    import openai.resources.completions as text
+
     namespace = {}
-    original = CallRecord.__init__
+    originals = CallRecord.__init__, chat.Completions.create, text.Completions.create
     try:
         exec(run_course.TALLY_SETUP, namespace)
         llm = FixedCost()
         llm.think("one")
         llm.reset()
         llm.think("two")
-        named = FixedCost()
-        named.model = "smol"
-        named.think("three")
+        FixedCost().think("three")
+        dead = openai.OpenAI(api_key="x", base_url="http://127.0.0.1:9/v1", max_retries=0, timeout=2)
+        with pytest.raises(openai.APIConnectionError):
+            dead.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     finally:
-        CallRecord.__init__ = original
+        CallRecord.__init__, chat.Completions.create, text.Completions.create = originals
     assert namespace["_run_course_tally"] == {"calls": 3, "prompt_tokens": 15, "completion_tokens": 6,
-                                              "model_calls": {"stand-in": 2, "smol": 1}}
+                                              "real_calls": 1}
 
 
 # --- the static site's index ------------------------------------------------------------

@@ -5,15 +5,16 @@
     python tools/run_course.py --mode fake notebooks/02_react.ipynb
 
 Per notebook it prints the wall time (kernel start included), the LLM calls and tokens every
-ledger in the kernel recorded (and how many of the calls went to a real model rather than a
-stand-in: a record whose `model` is set), and, for each cell with an error output, the cell's number
+ledger in the kernel recorded (and how many requests went to a real model through the
+openai SDK, the rest being stand-ins), and, for each cell with an error output, the cell's number
 (counting Markdown cells, from 1), its first line and the error. Every cell runs even after an error, so one failure does not
 hide the next. Exit status 1 if any notebook has an error output. The stored notebooks are
 never touched.
 
 How calls are counted: a setup cell (added to the executed copy, removed before it is saved)
 wraps `CallRecord.__init__`, so every record any ledger in the kernel appends is tallied,
-even from a client the notebook later resets or drops.
+even from a client the notebook later resets or drops; and it wraps the openai SDK's two
+`create` methods, so every request to a real model is counted too.
 """
 from __future__ import annotations
 
@@ -33,16 +34,20 @@ MARK = "run_course"
 
 TALLY_SETUP = """\
 import agentkit.llm as _run_course_llm
-_run_course_tally = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "model_calls": {}}
+_run_course_tally = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "real_calls": 0}
 _run_course_init = _run_course_llm.CallRecord.__init__
 def _run_course_counting_init(self, *args, **kwargs):
     _run_course_init(self, *args, **kwargs)
     _run_course_tally["calls"] += 1
     _run_course_tally["prompt_tokens"] += self.prompt_tokens
     _run_course_tally["completion_tokens"] += self.completion_tokens
-    _model = self.model or "stand-in"
-    _run_course_tally["model_calls"][_model] = _run_course_tally["model_calls"].get(_model, 0) + 1
 _run_course_llm.CallRecord.__init__ = _run_course_counting_init
+import openai.resources.chat.completions as _run_course_chat, openai.resources.completions as _run_course_text
+for _run_course_api in (_run_course_chat.Completions, _run_course_text.Completions):
+    def _run_course_counting_create(self, *args, _create=_run_course_api.create, **kwargs):
+        _run_course_tally["real_calls"] += 1
+        return _create(self, *args, **kwargs)
+    _run_course_api.create = _run_course_counting_create
 """
 TALLY_REPORT = 'import json as _j; print("RUN_COURSE_TALLY " + _j.dumps(_run_course_tally))'
 
@@ -125,9 +130,8 @@ def report_line(result: dict) -> str:
     calls = tally.get("calls", "?")
     tokens = f"{tally.get('prompt_tokens', '?')}+{tally.get('completion_tokens', '?')}"
     status = "ok" if not result["errors"] else f"FAILED ({len(result['errors'])} error cells)"
-    models = tally.get("model_calls") or {}
-    real = sum(n for model, n in models.items() if model != "stand-in")
-    return (f"{result['notebook']:<36} {result['wall_s']:7.1f} s  {calls!s:>5} calls ({real:>3} real)  "
+    real = tally.get("real_calls", "?")
+    return (f"{result['notebook']:<36} {result['wall_s']:7.1f} s  {calls!s:>5} calls ({real!s:>3} real)  "
             f"{tokens:>15} tokens  {status}")
 
 
