@@ -23,7 +23,8 @@ History (`NativeReActAgent.messages`): the system prompt, the question, then per
 message exactly as the model sent it and one `tool` message per call (the result, or the problem);
 a reply with no call is followed by a user message carrying the problem.
 
-`format_failures(calls, channel)` reads format failures per call from a ledger, for either channel.
+`format_failures(calls, channel)` reads format failures per call from a ledger, for either channel
+(`agentkit.channels` compares the two on the same questions).
 `TOOL_CHAT_TEMPLATE` is a ChatML template with tool support for llama.cpp (see
 `local_tool_server()`): SmolLM2's own template has none, and llama.cpp then drops `tools` silently.
 """
@@ -36,14 +37,13 @@ from typing import Optional
 from .llm import AssistantTurn, FunctionCall
 from .parsing import FINISH, Parsed, parse_reply
 from .react import ReActAgent, Step
-from .scripts.native import NATIVE_MARKER  # the phrases the stand-in keys on
-from .scripts.react import FALLBACK_MARKER
+from .scripts.native import NATIVE_FALLBACK_MARKER, NATIVE_MARKER  # the phrases the stand-in keys on
 
 NATIVE_ROLE_PROMPT = f"""{NATIVE_MARKER}: you answer a question by calling the tools you are given, one call per turn.
 Before each call, say in one short sentence what you know and what you do next.
 Each tool's result comes back to you. When you know the answer, call Finish with it."""
 
-NATIVE_FALLBACK_PROMPT = f"""{NATIVE_MARKER} whose run was stopped early. {FALLBACK_MARKER}, except Finish.
+NATIVE_FALLBACK_PROMPT = f"""{NATIVE_MARKER} whose run was stopped early. {NATIVE_FALLBACK_MARKER}.
 Using only the question and the results gathered below, call Finish with your best answer.
 If they do not settle it, say in the answer what is still unknown."""
 

@@ -63,13 +63,14 @@ def test_a_replier_that_raises_is_a_500_and_an_unknown_path_a_404():
 def test_latency_overlaps_across_workers():
     with serve(lambda body: "ok", latency_s=0.2) as server:
         llm = server.client()
+        llm.think("warm up")  # the SDK's first request imports and builds a lot: keep it out of the timing
         start = time.perf_counter()
         results = run_batch(lambda _: llm.think("hi"), range(4), workers=4, progress=False)
         wall = time.perf_counter() - start
 
     assert [r.value for r in results] == ["ok"] * 4
     assert wall < 0.2 * 4 - 0.1  # four calls of 0.2 s overlapped; one after another takes 0.8 s or more
-    assert len(llm.calls) == 4 and all(c.latency_s >= 0.2 for c in llm.calls)
+    assert len(llm.calls) == 5 and all(c.latency_s >= 0.2 for c in llm.calls)
 
 
 def test_the_sdk_waits_as_long_as_retry_after_says():
@@ -111,3 +112,15 @@ def test_the_stand_in_replier_answers_completions_and_temperature_passes_through
     assert completion.choices[0].text == "pong"
     assert [c.temperature for c in llm.calls] == [0.7, 0]
     assert json.loads(json.dumps(server.requests[0].body))["temperature"] == 0.7
+
+
+def test_a_tool_call_left_unanswered_is_refused_like_a_hosted_api_would():
+    call = {"role": "assistant", "content": None, "tool_calls": [tool_call("Search", "{}", "c1"), tool_call("Search", "{}", "c2")]}
+    answered = [{"role": "tool", "tool_call_id": "c1", "content": "r1"}, {"role": "tool", "tool_call_id": "c2", "content": "r2"}]
+    with serve(lambda body: "fine") as server:
+        llm = server.client(max_retries=0)
+        assert llm.think([{"role": "user", "content": "q"}, call, *answered, {"role": "user", "content": "next"}]) == "fine"
+        with pytest.raises(LLMError, match="HTTP 400.*c2 have no tool message"):
+            llm.think([{"role": "user", "content": "q"}, call, answered[0], {"role": "user", "content": "next"}])
+        with pytest.raises(LLMError, match="HTTP 400.*answers 'c9'"):
+            llm.think([{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": "c9", "content": "r"}])

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..llm import AssistantTurn, FunctionCall, Rule, ScriptedLLM
-from .react import CHECKPOINT_QUESTION, FALLBACK_MARKER, REACT_MARKER
+from .react import CHECKPOINT_QUESTION, REACT_MARKER
 
 NATIVE_MARKER = "You are a tool-calling agent"  # the first words of agentkit.native.NATIVE_ROLE_PROMPT
+NATIVE_FALLBACK_MARKER = "Only the Finish tool is left"  # a sentence of agentkit.native.NATIVE_FALLBACK_PROMPT
 
 
 @dataclass
@@ -90,7 +91,7 @@ def _asks(marker: str, question: str):
 
 
 RULES = [
-    Rule(lambda p: NATIVE_MARKER in p and FALLBACK_MARKER in p, _native_fallback, name="native-fallback"),
+    Rule(lambda p: NATIVE_MARKER in p and NATIVE_FALLBACK_MARKER in p, _native_fallback, name="native-fallback"),
     *[Rule(_asks(NATIVE_MARKER, t.question), _native_reply(t), name=f"native-task-{i}") for i, t in enumerate(TASKS)],
     # The checkpoint's text rule is chapter 02's own (scripts/react.py); these are the other questions.
     *[Rule(_asks(REACT_MARKER, t.question), _text_reply(t), name=f"text-task-{i}") for i, t in enumerate(TASKS[1:], 1)],
@@ -128,7 +129,9 @@ def sick_tool_caller(disease: str, recovers: bool = True) -> ScriptedLLM:
         told_off = FEEDBACK.get(disease, "error: ")
 
         def sick(prompt: str) -> bool:
-            return _asks(NATIVE_MARKER, CHECKPOINT_QUESTION)(prompt) and not (recovers and told_off in prompt)
+            if NATIVE_FALLBACK_MARKER in prompt or not _asks(NATIVE_MARKER, CHECKPOINT_QUESTION)(prompt):
+                return False
+            return not (recovers and told_off in prompt)
 
         llm.add(sick, DISEASES[disease], name=f"sick: {disease}")
     return llm
