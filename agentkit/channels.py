@@ -42,6 +42,7 @@ def compare_channels(llm, questions: list[str], max_steps: int = 4, gold: Option
             rows.append({
                 "channel": channel, "question": question, "LLM calls": len(calls),
                 "format failures": sum(format_failures(calls, channel, agent.tools)),
+                "replies with tool calls": sum(bool(c.tool_calls) for c in calls),
                 "tool runs": len(agent.run_tool_calls), "stop": stop, "answer": " ".join(str(answer).split()),
                 "correct": None if expected is None else "".join(filter(str.isdigit, str(answer))) == expected,
             })
@@ -49,13 +50,14 @@ def compare_channels(llm, questions: list[str], max_steps: int = 4, gold: Option
 
 
 def channel_totals(rows: list[dict]) -> dict:
-    """Per channel: runs, LLM calls, format failures, runs that finished, correct answers."""
+    """Per channel: runs, LLM calls, format failures, replies with tool calls, runs finished, correct answers."""
     totals = {}
     for channel in CHANNELS:
         mine = [r for r in rows if r["channel"] == channel]
         totals[channel] = {
             "runs": len(mine), "LLM calls": sum(r["LLM calls"] for r in mine),
             "format failures": sum(r["format failures"] for r in mine),
+            "replies with tool calls": sum(r["replies with tool calls"] for r in mine),
             "finished": sum(r["stop"] == "finished" for r in mine),
             "correct": sum(bool(r["correct"]) for r in mine),
         }

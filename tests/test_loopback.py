@@ -6,7 +6,8 @@ import pytest
 
 from agentkit.batch import run_batch
 from agentkit.llm import LLMError, ScriptedLLM, Rule
-from agentkit.loopback import Canned, serve, tool_call
+from agentkit.channels import chapter_client
+from agentkit.loopback import Canned, serve, time_batch, tool_call
 from agentkit.native import NativeReActAgent
 from agentkit.scripts.react import CHECKPOINT_QUESTION
 
@@ -124,3 +125,22 @@ def test_a_tool_call_left_unanswered_is_refused_like_a_hosted_api_would():
             llm.think([{"role": "user", "content": "q"}, call, answered[0], {"role": "user", "content": "next"}])
         with pytest.raises(LLMError, match="HTTP 400.*answers 'c9'"):
             llm.think([{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": "c9", "content": "r"}])
+
+
+def test_time_batch_times_the_same_tasks_on_one_worker_then_on_several():
+    result = time_batch(tasks=4, latency_s=0.02, workers=4)
+    assert result["calls"] == 2 * 4 * 3  # both batches, three calls per checkpoint run
+    assert result["wall_s"][4] < result["wall_s"][1]
+
+
+def test_the_chapter_client_is_the_stand_in_behind_http_by_default(monkeypatch):
+    monkeypatch.setenv("AP_MODE", "fake")
+    mode, llm, server = chapter_client()
+    try:
+        assert mode == "fake" and llm.base_url == server.base_url
+        assert llm.think("Question: nothing scripted").startswith("[no script")
+    finally:
+        server.stop()
+    monkeypatch.setenv("AP_MODE", "bogus")
+    with pytest.raises(ValueError, match="bogus"):
+        chapter_client()

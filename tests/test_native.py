@@ -143,7 +143,8 @@ def test_both_channels_answer_the_same_questions_with_the_stand_in():
     rows = compare_channels(llm, [t.question for t in TASKS], gold={t.question: t.answer for t in TASKS})
     totals = channel_totals(rows)
 
-    assert totals["text"] == totals["native"] == {"runs": 4, "LLM calls": 11, "format failures": 0,
-                                                  "finished": 4, "correct": 4}
+    same = {"runs": 4, "LLM calls": 11, "format failures": 0, "finished": 4, "correct": 4}
+    assert totals["text"] == {**same, "replies with tool calls": 0}
+    assert totals["native"] == {**same, "replies with tool calls": 11}
     native_calls = [c for c in llm.calls if c.tool_calls]
     assert len(native_calls) == 11 and len(llm.calls) == 22

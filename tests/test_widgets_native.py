@@ -22,6 +22,8 @@ def test_every_setting_runs_within_its_limits(disease, recovers):
         well_formed = disease in ("none", "three calls at once")
         if recovers and max_steps >= (3 if well_formed else 4):  # one extra step to be told off
             assert agent.answer == "25185" and failures == (0 if well_formed else 1)
+            # The stand-in reads tool results, never its own calls: the answer is computed, not echoed.
+            assert [t.tool for t in agent.run_tool_calls] == ["Search", "Calculate"]
         if not recovers and not well_formed:
             assert agent.stop_reason == "max_steps" and failures == max_steps and agent.run_tool_calls == []
         if not recovers and disease == "three calls at once" and max_steps >= 2:
