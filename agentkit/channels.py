@@ -1,15 +1,19 @@
-"""The two action channels side by side, and the client a real-model chapter talks to.
+"""What the real-model chapter measures: the two action channels, and batches against a slow server.
 
 `compare_channels(llm, questions)` runs every question through the text protocol (`ReActAgent`)
 and through native tool calls (`NativeReActAgent`) on the same LLM, one row per run, every count
 read from the trace and the ledger (`format_failures`). `channel_totals` sums the rows per channel.
+`time_batch()` times the same ReAct runs on one worker and on several (`agentkit.batch.run_batch`)
+against a loopback server that adds latency to every call.
 `chapter_client()` picks the model by AP_MODE: your real one, SmolLM2 with a tool template, or
 (by default) the stand-in behind a loopback HTTP server.
 
-    python -m agentkit.channels --mode local     # the comparison on the local model, printed
+    python -m agentkit.channels --mode local                         # the comparison, on the local model
+    python -m agentkit.channels --bench 20 --latency 0.2 --workers 8  # 20 runs, 1 worker against 8
 """
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 from .native import CHANNELS, NativeReActAgent, format_failures, local_tool_server
@@ -64,6 +68,26 @@ def channel_totals(rows: list[dict]) -> dict:
     return totals
 
 
+def time_batch(tasks: int = 20, latency_s: float = 0.2, workers: int = 8, progress: bool = False) -> dict:
+    """Wall time of `tasks` ReAct checkpoint runs (3 calls each) on a latency server: one worker, then `workers`."""
+    from .batch import run_batch
+    from .loopback import serve
+    from .scripts.react import CHECKPOINT_QUESTION
+
+    timings = {}
+    with serve(latency_s=latency_s) as server:
+        llm = server.client()
+        llm.think("warm up")  # the SDK's first request imports and builds a lot: keep it out of the timing
+        for n in (1, workers):
+            start = time.perf_counter()
+            results = run_batch(lambda _: ReActAgent(llm, max_steps=4).run(CHECKPOINT_QUESTION, verbose=False),
+                                range(tasks), workers=n, progress=progress, desc=f"{n} worker(s)")
+            timings[n] = time.perf_counter() - start
+            if not all(r.ok and r.value == "25185" for r in results):
+                raise RuntimeError(f"a task failed: {[r.error for r in results if not r.ok][:1]}")
+    return {"tasks": tasks, "latency_s": latency_s, "calls": len(llm.calls) - 1, "wall_s": timings}
+
+
 def chapter_client(latency_s: float = 0.0):
     """The client a chapter's real-model cells use: (mode, llm, loopback server or None).
 
@@ -86,7 +110,7 @@ def chapter_client(latency_s: float = 0.0):
 
 
 def main(argv=None) -> int:
-    """Print the channel comparison on the chapter's questions: python -m agentkit.channels --mode local."""
+    """Print the channel comparison on the chapter's questions, or time a batch (--bench)."""
     import argparse
 
     from .llm import get_llm
@@ -96,7 +120,16 @@ def main(argv=None) -> int:
     parser.add_argument("--mode", default="local", choices=["fake", "local", "real"])
     parser.add_argument("--max-steps", type=int, default=4)
     parser.add_argument("--tool-choice", default="required", help='"required", "auto", or "none" to send none')
+    parser.add_argument("--bench", type=int, metavar="TASKS", help="instead, time TASKS checkpoint runs on the "
+                        "stand-in behind a loopback server with --latency per call, 1 worker against --workers")
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per call for --bench")
+    parser.add_argument("--workers", type=int, default=8, help="workers for --bench")
     args = parser.parse_args(argv)
+    if args.bench:
+        result = time_batch(args.bench, args.latency, args.workers, progress=True)
+        for n, wall in result["wall_s"].items():
+            print(f"{result['tasks']} tasks, 3 calls each, {args.latency:g} s per call, {n} worker(s): {wall:.2f} s")
+        return 0
     llm = local_tool_server().client() if args.mode == "local" else get_llm(args.mode)
     rows = compare_channels(llm, [t.question for t in TASKS], args.max_steps, {t.question: t.answer for t in TASKS},
                             None if args.tool_choice == "none" else args.tool_choice)

@@ -10,9 +10,6 @@ or, from a shell (another process sets AP_MODE=real and LLM_BASE_URL to the prin
 
     python -m agentkit.loopback --latency 0.2 --replier mypackage.module:function
 
-`python -m agentkit.loopback --bench 20 --latency 0.2 --workers 8` times 20 ReAct runs against it
-(`time_batch`), one worker and then eight, through `agentkit.batch.run_batch`.
-
 What it serves (POST; the real openai SDK talks to it like to any hosted API):
 * `/v1/chat/completions`: a `chat.completion` whose message is what the replier returned.
 * `/v1/completions`: a `text_completion` whose text is what the replier returned.
@@ -305,26 +302,6 @@ def serve(replier: Optional[Replier] = None, **options) -> LoopbackServer:
     return LoopbackServer(replier, **options).start()
 
 
-def time_batch(tasks: int = 20, latency_s: float = 0.2, workers: int = 8, progress: bool = False) -> dict:
-    """Wall time of `tasks` ReAct checkpoint runs (3 calls each) on a latency server: one worker, then `workers`."""
-    from .batch import run_batch
-    from .react import ReActAgent
-    from .scripts.react import CHECKPOINT_QUESTION
-
-    timings = {}
-    with serve(latency_s=latency_s) as server:
-        llm = server.client()
-        llm.think("warm up")  # the SDK's first request imports and builds a lot: keep it out of the timing
-        for n in (1, workers):
-            start = time.perf_counter()
-            results = run_batch(lambda _: ReActAgent(llm, max_steps=4).run(CHECKPOINT_QUESTION, verbose=False),
-                                range(tasks), workers=n, progress=progress, desc=f"{n} worker(s)")
-            timings[n] = time.perf_counter() - start
-            if not all(r.ok and r.value == "25185" for r in results):
-                raise RuntimeError(f"a task failed: {[r.error for r in results if not r.ok][:1]}")
-    return {"tasks": tasks, "latency_s": latency_s, "calls": len(llm.calls) - 1, "wall_s": timings}
-
-
 def _load(spec: str) -> Replier:
     module, _, name = spec.partition(":")
     return getattr(importlib.import_module(module), name or "reply")
@@ -336,16 +313,7 @@ def main(argv=None) -> int:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before every answer")
     parser.add_argument("--throttle", type=int, default=0, help="429s for the first N attempts of each request")
     parser.add_argument("--retry-after", type=float, default=1.0, help="Retry-After seconds sent with each 429")
-    parser.add_argument("--bench", type=int, metavar="TASKS", help="instead of serving, time TASKS checkpoint runs "
-                        "on the stand-in with --latency per call, sequential against --workers")
-    parser.add_argument("--workers", type=int, default=8, help="workers for --bench")
     args = parser.parse_args(argv)
-    if args.bench:
-        result = time_batch(args.bench, args.latency, args.workers, progress=True)
-        for n, wall in result["wall_s"].items():
-            print(f"{result['tasks']} tasks ({result['calls'] // 2} calls each batch) at {args.latency:g} s per call, "
-                  f"{n} worker(s): {wall:.2f} s")
-        return 0
     replier = _load(args.replier) if args.replier else None
     with serve(replier, latency_s=args.latency, throttle=args.throttle, retry_after_s=args.retry_after) as server:
         print(f"LLM_BASE_URL={server.base_url}", flush=True)

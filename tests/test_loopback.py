@@ -6,8 +6,8 @@ import pytest
 
 from agentkit.batch import run_batch
 from agentkit.llm import LLMError, ScriptedLLM, Rule
-from agentkit.channels import chapter_client
-from agentkit.loopback import Canned, serve, time_batch, tool_call
+from agentkit.channels import chapter_client, time_batch
+from agentkit.loopback import Canned, serve, tool_call
 from agentkit.native import NativeReActAgent
 from agentkit.scripts.react import CHECKPOINT_QUESTION
 
