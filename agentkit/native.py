@@ -20,8 +20,9 @@ What `read_turn` makes of a reply (it never raises):
   a field the schema does not have.
 
 History (`NativeReActAgent.messages`): the system prompt, the question, then per step the assistant
-message exactly as the model sent it and one `tool` message per call (the result, or the problem);
-a reply with no call is followed by a user message carrying the problem.
+message exactly as the model sent it and one `tool` message per call (the result, or the problem, with
+a runtime guard's intervention after it); a reply with no call is followed by a user message carrying
+the problem. `runtime=` works as in ReAct; `context=` (a text history) is refused.
 
 `format_failures(calls, channel)` reads format failures per call from a ledger, for either channel
 (`agentkit.channels` compares the two on the same questions).
@@ -151,6 +152,9 @@ class NativeReActAgent(ReActAgent):
     def __init__(self, llm=None, tools=None, max_steps: int = 5, *, tool_choice: Optional[str] = "required",
                  **options) -> None:
         super().__init__(llm, tools, max_steps, **options)
+        if self.context is not None:
+            raise ValueError("context= shapes a text history; the native channel re-sends API messages, "
+                             "so it takes no context (use ReActAgent for it)")
         if not callable(getattr(self.llm, "act", None)):
             raise TypeError(
                 f"{type(self.llm).__name__} has no act(messages, tools): native tool calling needs a client "
@@ -195,9 +199,10 @@ def _history(step: Step) -> list[dict]:
     if not isinstance(message, dict):  # not written by _decide: re-send it as plain text
         message = {"role": "assistant", "content": str(step.reply)}
     calls = message.get("tool_calls") or []
+    seen = f"{step.observation}\n{step.intervention}" if getattr(step, "intervention", "") else step.observation
     if not calls:
-        return [message, {"role": "user", "content": step.observation}]
-    results = [step.observation] + [NOT_RUN] * (len(calls) - 1)
+        return [message, {"role": "user", "content": seen}]
+    results = [seen] + [NOT_RUN] * (len(calls) - 1)
     return [message] + [{"role": "tool", "tool_call_id": c["id"], "content": r} for c, r in zip(calls, results)]
 
 

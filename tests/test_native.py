@@ -148,3 +148,22 @@ def test_both_channels_answer_the_same_questions_with_the_stand_in():
     assert totals["native"] == {**same, "replies with tool calls": 11}
     native_calls = [c for c in llm.calls if c.tool_calls]
     assert len(native_calls) == 11 and len(llm.calls) == 22
+
+
+def test_a_runtime_intervention_reaches_the_next_native_prompt_and_context_is_refused():
+    class Nudge:
+        """A runtime that hints after every step and never stops the run."""
+
+        def begin(self, question):
+            pass
+
+        def review(self, agent, question, step):
+            step.intervention = "Runtime hint: you are doing fine."
+            return ""
+
+    llm = get_llm("fake")
+    agent = NativeReActAgent(llm, max_steps=4, runtime=Nudge())
+    assert agent.run(CHECKPOINT_QUESTION, verbose=False) == "25185"
+    assert llm.calls[1].messages[-1]["content"].endswith("\nRuntime hint: you are doing fine.")
+    with pytest.raises(ValueError, match="context"):
+        NativeReActAgent(llm, context=object())
