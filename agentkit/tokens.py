@@ -15,6 +15,7 @@ bpe-openai on long runs and generated text).
 """
 from __future__ import annotations
 
+import collections
 import functools
 import re
 import threading
@@ -65,9 +66,9 @@ class IncrementalCounter:
     """
 
     def __init__(self, encoding: str = DEFAULT_ENCODING, chunks: int = 1 << 14, prefixes: int = 32) -> None:
-        self.encoding, self.max_chunks, self.max_prefixes = encoding, chunks, prefixes
+        self.encoding, self.max_chunks = encoding, chunks
         self._chunks: dict[str, int] = {}
-        self._prefixes: dict[str, int] = {}
+        self._prefixes: collections.deque = collections.deque(maxlen=prefixes)  # (prefix, count); a list, not a dict: hashing a long prefix costs more than comparing it
         self._lock = threading.Lock()  # batches count from several threads
 
     def _chunked(self, text: str) -> int:
@@ -93,20 +94,18 @@ class IncrementalCounter:
         start, total = 0, 0
         with self._lock:
             # Newest first: the prompt before this one is the likeliest prefix. Any valid prefix gives the exact count.
-            for prefix in reversed(self._prefixes):
+            for prefix, count in reversed(self._prefixes):
                 n = len(prefix)
                 # It ended at a safe cut in its own text; here it must be followed by a safe character too.
                 if text.startswith(prefix) and (n == len(text) or (not text[n].isspace() and text[n] != "/")):
-                    start, total = n, self._prefixes[prefix]
+                    start, total = n, count
                     break
         cut = _last_safe_cut(text, start + 1) if len(text) > start + 1 else 0
         if not cut:
             return total + self._chunked(text[start:])
         total += self._chunked(text[start:cut])
         with self._lock:
-            self._prefixes[text[:cut]] = total
-            while len(self._prefixes) > self.max_prefixes:
-                del self._prefixes[next(iter(self._prefixes))]
+            self._prefixes.append((text[:cut], total))
         return total + self._chunked(text[cut:])
 
 
