@@ -72,6 +72,8 @@ class IncrementalCounter:
         self._lock = threading.Lock()  # batches count from several threads
 
     def _chunked(self, text: str) -> int:
+        if "\n" not in text:
+            return self._chunk(text)
         total, start = 0, 0
         for match in _SAFE_CUT.finditer(text):
             total += self._chunk(text[start : match.end()])
