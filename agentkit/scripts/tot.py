@@ -137,8 +137,19 @@ def _proposal(sees: int, errs: float, seed: int, prompt: str) -> str:
 
 
 @functools.lru_cache(maxsize=200_000)
-def _prompt_tokens(prompt: tuple) -> int:
-    return tokens.count_messages([{"role": role, "content": content} for role, content in prompt])
+def _reply_and_usage(skill: tuple, messages: tuple) -> tuple[str, dict] | None:
+    """What the stand-in at `skill` answers to these (role, content) pairs, with exact token counts."""
+    answer = _answer(skill, prompt_text([{"content": content} for _, content in messages]))
+    if answer is None:
+        return None
+    reply, note = answer
+    prompt_tokens = _prompt_tokens(messages)
+    return reply, {"prompt_tokens": prompt_tokens, "completion_tokens": _reply_tokens(reply), "note": note}
+
+
+@functools.lru_cache(maxsize=200_000)
+def _prompt_tokens(messages: tuple) -> int:
+    return tokens.count_messages([{"role": role, "content": content} for role, content in messages])
 
 
 @functools.lru_cache(maxsize=2_000)
@@ -158,14 +169,15 @@ class Game24StandIn(ScriptedLLM):
         self.skill = (sees, errs, noise, seed)
 
     def _complete(self, messages, temperature):
-        answer = _answer(self.skill, prompt_text(messages))
-        if answer is None:  # not this chapter's prompt: the usual "no script" reply
+        try:
+            key = tuple((m["role"], m["content"]) for m in messages)
+            known = _reply_and_usage(self.skill, key) if all(type(c) is str for _, c in key) else None
+        except (KeyError, TypeError):  # a message without a role, or content that is not text
+            known = None
+        if known is None:  # not this chapter's prompt, or an unusual message: the plain ScriptedLLM way
             return super()._complete(messages, temperature)
-        reply, note = answer
-        prompt = tuple((m.get("role", ""), m.get("content", "")) for m in messages)
-        if not all(isinstance(content, str) for _, content in prompt):
-            return super()._complete(messages, temperature)
-        return reply, {"prompt_tokens": _prompt_tokens(prompt), "completion_tokens": _reply_tokens(reply), "note": note}
+        reply, usage = known
+        return reply, dict(usage)
 
 
 def stand_in(sees: int = 10, errs: float = 0.05, noise: float = 0.25, seed: int = 0) -> Game24StandIn:

@@ -106,7 +106,7 @@ def _check(values: dict) -> dict:
     return values
 
 
-def tot_run(k: int = 8, b: int = 3, depth: int = 3, noise: float = 0.25, votes: int = 1, errs: float = 0.05,
+def tot_run(k: int = 6, b: int = 3, depth: int = 3, noise: float = 0.25, votes: int = 1, errs: float = 0.05,
             puzzles=None, showcase=SHOWCASE):
     """One setting on the hard puzzles and on the showcase puzzle; prints the numbers, draws the tree and the outcomes."""
     import matplotlib.pyplot as plt
@@ -162,7 +162,7 @@ def tot_panel():
 
     return run_panel(
         {
-            "k": whole("k", 8, "k (steps proposed)"),
+            "k": whole("k", 6, "k (steps proposed)"),
             "b": whole("b", 3, "b (beam)"),
             "depth": whole("depth", 3, "depth"),
             "noise": share("noise", 0.25, "evaluator noise"),
