@@ -39,13 +39,13 @@ def draw_report(report: Report):
     left.bar(names, [100 * v for v in s.success_by_category.values()], color="tab:green")
     left.set(title=f"{report.name}: success by category", ylabel="% of tasks right", ylim=(0, 105))
     steps = [r.steps for r in report.runs]
-    right.hist(steps, bins=range(0, max(steps) + 2), color="tab:blue", align="left", rwidth=0.85)
+    right.hist(steps, bins=range(min(steps), max(steps) + 2), color="tab:blue", align="left", rwidth=0.85)
     right.axvline(s.mean_steps, color="black", linestyle="--", label=f"mean {s.mean_steps:.1f}")
     right.axvline(s.p95_steps, color="tab:red", linestyle=":", label=f"P95 {s.p95_steps:.1f}")
     right.set(title="steps per task", xlabel="steps", ylabel="tasks")
     right.xaxis.set_major_locator(MaxNLocator(integer=True))
     right.yaxis.set_major_locator(MaxNLocator(integer=True))
-    right.legend(loc="upper right")
+    right.legend(loc="upper left", bbox_to_anchor=(1.01, 1))  # outside: the lines run the full height
     fig.tight_layout()
     return fig
 
