@@ -67,3 +67,11 @@ def test_every_category_filters_the_tasks(category):
 def test_a_bad_value_is_a_clear_value_error(values, message):
     with pytest.raises(ValueError, match=message):
         evaluation_report(*values)
+
+
+def test_with_a_real_model_the_panel_runs_a_few_tasks_without_the_review(monkeypatch):
+    import agentkit.widgets.evaluate as panel
+
+    monkeypatch.setattr(panel, "get_llm", lambda: object())  # anything but the stand-in
+    report = evaluation_report("Act-only", 0, "multi-hop")
+    assert report.summary.tasks == panel.REAL_MODEL_TASKS and not report.reviewed
