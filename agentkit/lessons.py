@@ -1,7 +1,9 @@
 """A lesson store in one SQLite file: ranked by FTS5, scored by confidence, evicted to an audit table.
 
 Errors are loud and lossless: a corrupt, locked or newer-schema file raises a
-`LessonStoreError` subclass and is never rewritten, recreated or deleted.
+`LessonStoreError` subclass and is never rewritten, recreated or deleted. Several processes
+may open the same path at once, even a new one (two notebooks, a notebook and its tests): the
+schema is checked and created inside one write transaction, so the second waits for the first.
 """
 from __future__ import annotations
 
@@ -145,27 +147,30 @@ class LessonStore:
             check = self._db.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
                 raise CorruptStoreError(self._corrupt_message(f"integrity check says: {check}"))
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise NewerSchemaError(
-                    f"{self.path} has schema version {version}; this agentkit reads up to "
-                    f"{SCHEMA_VERSION}. Upgrade agentkit; the file was not changed.")
-            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            if version == 0 and tables:
-                raise NotALessonStoreError(
-                    f"{self.path} is a SQLite database with other tables ({', '.join(sorted(tables))}); "
-                    "it is not a lesson store, so it was left alone. Pick another path.")
-            if version == SCHEMA_VERSION and not _OUR_TABLES <= tables:
-                raise CorruptStoreError(self._corrupt_message(
-                    f"tables missing: {', '.join(sorted(_OUR_TABLES - tables))}"))
-            self.journal_mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            # In WAL mode NORMAL never corrupts the file; a power cut may only undo the latest commits.
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            if version == 0:
-                with self._write():
+            # The version is read inside the write transaction: a second process opening a new
+            # path at the same moment waits here, then finds the schema the first one created.
+            with self._write("create the schema"):
+                version = self._db.execute("PRAGMA user_version").fetchone()[0]
+                if version > SCHEMA_VERSION:
+                    raise NewerSchemaError(
+                        f"{self.path} has schema version {version}; this agentkit reads up to "
+                        f"{SCHEMA_VERSION}. Upgrade agentkit; the file was not changed.")
+                tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                if version == 0 and tables:
+                    raise NotALessonStoreError(
+                        f"{self.path} is a SQLite database with other tables ({', '.join(sorted(tables))}); "
+                        "it is not a lesson store, so it was left alone. Pick another path.")
+                if version == SCHEMA_VERSION and not _OUR_TABLES <= tables:
+                    raise CorruptStoreError(self._corrupt_message(
+                        f"tables missing: {', '.join(sorted(_OUR_TABLES - tables))}"))
+                if version == 0:
                     for statement in _SCHEMA.split(";"):
                         if statement.strip():
                             self._db.execute(statement)
+            # Only a file known to be ours is switched to WAL (a journal mode cannot change inside a transaction).
+            self.journal_mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            # In WAL mode NORMAL never corrupts the file; a power cut may only undo the latest commits.
+            self._db.execute("PRAGMA synchronous=NORMAL")
 
     def _corrupt_message(self, detail: str) -> str:
         return (f"{self.path} is not a readable lesson store ({detail}). The file was left exactly "

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from .llm import ledger
 from .tools import ERROR_PREFIX
 
 MAX_PLAN_STEPS = 10
@@ -255,7 +256,7 @@ class Attempt:
     attempt: int
     result: str
     failure: str = ""
-    llm_calls: int = 0
+    llm_calls: int = 0  # read from the LLM's ledger: 0 for an LLM that keeps none
     tool_calls: int = 0
 
 
@@ -287,14 +288,14 @@ class PlanAndExecuteAgent:
         self.answer = ""
 
     def _attempt(self, question: str, index: int, attempt: int, verbose: bool) -> Attempt:
-        calls_before, tools_before = len(self.llm.calls), len(self.tools.log)
+        calls_before, tools_before = len(ledger(self.llm)), len(self.tools.log)
         react = self.react_class(self.llm, self.tools, max_steps=self.react_steps)
         context = step_context(question, self.plan, self.results, index)
         answer = react.run(STEP_PROMPT.format(role=STEP_ROLE, context=context), verbose=False)
         tool_calls = self.tools.log[tools_before:]
         record = Attempt(index + 1, self.plan[index], attempt, answer,
                          step_failure(answer, tool_calls, react.stop_reason),
-                         len(self.llm.calls) - calls_before, len(tool_calls))
+                         len(ledger(self.llm)) - calls_before, len(tool_calls))
         if verbose:
             outcome = f"FAILED ({record.failure})" if record.failure else f"-> {answer}"
             print(f"  step {index + 1}, try {attempt}: {outcome}")

@@ -45,11 +45,13 @@ class Step:
     executed: bool = False  # the tool really ran (False for Finish, format errors, a fused repeat)
     invented_observation: bool = False  # the reply carried its own Observation text, dropped
     reply: str = ""  # the raw reply, for inspection; never re-sent
+    intervention: str = ""  # a runtime guard's special Observation line, re-sent under this step
 
     def as_history(self) -> str:
         thought = f"Thought: {self.thought}\n" if self.thought else ""
         action = f"Action: {self.action}[{self.argument}]\n" if self.action else ""
-        return f"{thought}{action}Observation: {self.observation}"
+        guard = f"\n{self.intervention}" if self.intervention else ""
+        return f"{thought}{action}Observation: {self.observation}{guard}"
 
 
 def _same_action(a: Step, action: str, argument: str) -> bool:
@@ -72,6 +74,8 @@ class ReActAgent:
         show_steps_left: bool = False,
         on_step: Optional[Callable[[Step], Optional[str]]] = None,
         parse: Callable = parse_reply,
+        runtime=None,
+        context=None,
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
@@ -83,6 +87,9 @@ class ReActAgent:
         self.show_steps_left = show_steps_left
         self.on_step = on_step
         self.parse = parse  # swappable only to show the incident's naive parser
+        self.runtime = runtime  # agentkit.runtime.Runtime: watches each step, may hint, redirect or stop
+        self.context = context  # agentkit.context.LayeredContext; None re-sends the whole history
+        self.interventions: list = []  # what the runtime injected in the last run
         self.trace: list[Step] = []
         self.stop_reason = ""
         self.unverified = False
@@ -92,25 +99,34 @@ class ReActAgent:
     # --- the prompt ---------------------------------------------------------
 
     def messages(self, question: str, hints: str = "", steps_left: Optional[int] = None) -> list[dict]:
-        """The full prompt of the next call: role prompt, hints, question, whole history."""
-        parts = []
+        """The full prompt of the next call: role prompt, hints, question, history (whole, or as `context` keeps it)."""
+        head, tail = [], []
         if hints.strip():
-            parts.append(f"Hints from earlier work:\n{hints.strip()}")
-        parts.append(f"Question: {question}")
-        parts.extend(step.as_history() for step in self.trace)
+            head.append(f"Hints from earlier work:\n{hints.strip()}")
+        head.append(f"Question: {question}")
         if steps_left is not None:
             last = " This is your last step: Finish now with your best answer." if steps_left == 1 else ""
-            parts.append(f"Steps left (including this one): {steps_left}.{last}")
-        return [
-            {"role": "system", "content": ROLE_PROMPT.format(tools=self.tools.describe())},
-            {"role": "user", "content": "\n\n".join(parts)},
-        ]
+            tail.append(f"Steps left (including this one): {steps_left}.{last}")
+
+        system = ROLE_PROMPT.format(tools=self.tools.describe())
+
+        def assemble(history: list[str]) -> list[dict]:
+            return [
+                {"role": "system", "content": system},
+                {"role": "user", "content": "\n\n".join(head + history + tail)},
+            ]
+
+        if self.context is not None:
+            return self.context.fit(assemble, self.trace)
+        return assemble([step.as_history() for step in self.trace])
 
     # --- the loop -----------------------------------------------------------
 
     def run(self, question: str, verbose: bool = True, hints: str = "") -> str:
         """Answer `question`; see .answer, .trace, .stop_reason, .unverified and the ledgers afterwards."""
-        self.trace, self.stop_reason, self.unverified = [], "", False
+        self.trace, self.stop_reason, self.unverified, self.interventions = [], "", False, []
+        if self.runtime is not None:
+            self.runtime.begin(question)
         self._ledger_start, self._log_start = len(ledger(self.llm)), len(self.tools.log)
         answer = None
         for number in range(1, self.max_steps + 1):
@@ -118,6 +134,10 @@ class ReActAgent:
             parsed, reply = self._decide(self.messages(question, hints, steps_left))
             step, answer = self._act(parsed, reply)
             self.trace.append(step)
+            if answer is None and self.runtime is not None:
+                stop = self.runtime.review(self, question, step)  # may add step.intervention
+                if stop:
+                    self.stop_reason, answer = stop, step.intervention
             if verbose:
                 _print_step(number, step)
             if answer is not None:
@@ -133,7 +153,8 @@ class ReActAgent:
         else:
             self.stop_reason = "max_steps"
             answer = f"Stopped by max_steps: no Finish after {self.max_steps} steps."
-        if self.stop_reason != "finished" and self.finish_fallback:
+        # A runtime stop always ends with the fallback: its last level promises an (unverified) answer.
+        if self.stop_reason != "finished" and (self.finish_fallback or self.stop_reason.startswith("runtime")):
             answer, self.unverified = self._fallback(question, hints), True
         self.answer = answer
         if verbose:
@@ -208,3 +229,5 @@ def _print_step(number: int, step: Step) -> None:
         print("  (the reply wrote its own Observation: dropped, not run, not re-sent)")
     if step.action != FINISH:
         print(f"  Observation: {_short(step.observation)}")
+    if step.intervention:
+        print(f"  {_short(step.intervention, 300)}")

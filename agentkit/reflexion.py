@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .lessons import LESSON_FIELDS, MAX_TOP_K, Lesson, LessonStore
-from .llm import get_llm
+from .llm import get_llm, ledger
 from .react import ReActAgent, Step
 
 LESSONS_HEADER = "Lessons from earlier trials (when you apply one, name it in your Thought, e.g. 'Applying L3'):"
@@ -154,7 +154,7 @@ class ReflexionAgent:
         return ReflexionResult(question, gold, trials)
 
     def _trial(self, number: int, question: str, gold: str) -> Trial:
-        start = len(self.llm.calls)
+        start = len(ledger(self.llm))
         lessons = self.store.relevant(question, self.top_k) if self.store is not None else []
         hints = format_lessons(lessons)
         answer = self.actor.run(question, verbose=False, hints=hints)
@@ -171,7 +171,7 @@ class ReflexionAgent:
                     before = {stored.id for stored in self.store.lessons()}
                     trial.lesson_written = self.store.add(**lesson, trial=number)
                     trial.lesson_was_new = trial.lesson_written not in before
-        trial.calls = self.llm.calls[start:]
+        trial.calls = ledger(self.llm)[start:]
         return trial
 
 
@@ -180,7 +180,7 @@ def _print_trial(trial: Trial, store: Optional[LessonStore]) -> None:
     shown = ", ".join(f"L{i}" for i in trial.shown) or "none"
     used = ", ".join(f"L{i}" for i in trial.used) or "none"
     print(f"Trial {trial.number}: answer {trial.answer!r} is {verdict} | lessons in prompt: {shown} | "
-          f"credited: {used} | LLM calls: {len(trial.calls)}")
+          f"credited: {used} | LLM calls: {len(trial.calls) or 'not recorded'}")  # a trial makes at least one
     for lesson_id in trial.evicted:
         print(f"  L{lesson_id} evicted (confidence below the threshold)")
     if trial.lesson_written is not None and store is not None:

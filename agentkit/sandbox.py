@@ -1,21 +1,33 @@
 """Run model-written code in a separate, limited process, never in ours.
 
-Layers: a child interpreter (`python -I -S -B`) in its own session, a wall-clock
-timeout that kills the whole process group, rlimits (CPU, address space, processes,
-file size, no core dumps), a fresh temporary working directory, an environment with no
-secrets, an unprivileged user when we run as root, and an audit-hook guard rail that
-refuses writes outside the working directory, new processes and sockets.
+The layers, outside in:
+- a **supervisor** process (`agentkit/sandbox_supervisor.py`) runs the code in a child; when the
+  child ends or the wall clock runs out, it kills and reaps every process the code started, however
+  it detached (on Linux it is their subreaper). `survivors` counts what still ran after that;
+- **rlimits** on the child: CPU time, address space, processes, file size, no core dumps;
+- a fresh temporary **working directory** and an **environment with no secrets**;
+- when we run as root, a **user of the run's own**: a random uid no account or group uses.
+  The process limit then binds (it never binds root) and counts this run alone, the code can
+  neither signal nor write anything of ours, and clean-up also kills every process of that uid.
+  (Not `nobody`: other services and every concurrent run share it.);
+- a **guard rail**, a Python audit hook that answers with a `PermissionError` the audited ways to
+  start a process, open a network socket or address any socket (connect, bind, sendto, sendmsg),
+  signal a process, load native code (ctypes), and write, remove or rename outside the working
+  directory. It sees only what Python announces: code that replaces `sys.audit`, or calls
+  `_posixsubprocess.fork_exec` itself, gets past it, and then the layers above still hold. Nothing
+  but the guard keeps the code off the network.
 
-This is damage limitation for honest mistakes, NOT a security boundary: the child shares
-our kernel, filesystem (read access) and network. For hostile code use a container, gVisor,
-a Firecracker microVM or a remote executor.
+Damage limitation for honest mistakes, NOT a security boundary: the child shares our kernel,
+filesystem (read access) and network, and for a normal user it runs as that user: code that gets
+past the guard can signal the user's processes, its supervisor included (then `survivors` is None,
+unknown). For hostile code use a container, gVisor, a Firecracker microVM or a remote executor.
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import math
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -23,91 +35,18 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from .sandbox_supervisor import CLEAN_UP_PATIENCE_S, sweep
 
 DEFAULT_TIMEOUT_S = 2.0
 DEFAULT_MEMORY_MB = 256
 DEFAULT_MAX_PROCESSES = 16
 DEFAULT_MAX_FILE_MB = 16
 MAX_OUTPUT_CHARS = 10_000
-
-# The trusted bootstrap: it sets the limits, installs the guard, then runs the code.
-# Limits are set here rather than in preexec_fn, which Python documents as unsafe in a
-# threaded parent (a Jupyter kernel has threads); no model code has run yet.
-_CHILD = r'''
-import json, os, resource, sys, traceback
-job_path, result_path = sys.argv[1], sys.argv[2]
-with open(job_path, encoding="utf-8") as f:
-    job = json.load(f)
-result_file = open(result_path, "w", encoding="utf-8")
-
-def limit(which, soft, hard=None):
-    ceiling = resource.getrlimit(which)[1]
-    hard = soft if hard is None else hard
-    if ceiling != resource.RLIM_INFINITY:
-        soft, hard = min(soft, ceiling), min(hard, ceiling)
-    resource.setrlimit(which, (soft, hard))
-
-limit(resource.RLIMIT_CORE, 0)
-limit(resource.RLIMIT_CPU, job["cpu_s"], job["cpu_s"] + 1)  # SIGXCPU, then SIGKILL
-limit(resource.RLIMIT_AS, job["memory_mb"] * 2**20)
-limit(resource.RLIMIT_FSIZE, job["max_file_mb"] * 2**20)
-limit(resource.RLIMIT_NPROC, job["max_processes"])
-
-leader = os.getpid()
-workdir = os.path.realpath(os.getcwd())
-WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-NEW_PROCESS = {"os.system", "os.fork", "os.forkpty", "os.exec", "os.posix_spawn",
-               "os.spawn", "subprocess.Popen", "pty.spawn"}
-OTHER_BLOCKED = {"os.kill", "os.killpg", "socket.connect", "socket.bind", "ctypes.dlopen"}
-PATH_CHANGES = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown",
-                "os.symlink", "os.link", "os.truncate", "os.utime", "shutil.rmtree"}
-
-def inside(path):
-    if isinstance(path, int):
-        return True  # an already-open descriptor: it was checked when it was opened
-    full = os.path.realpath(os.path.join(workdir, os.fsdecode(path)))
-    return full == workdir or full.startswith(workdir + os.sep)
-
-def guard(event, args):
-    if event in NEW_PROCESS:
-        raise PermissionError("sandbox guard: " + event + " is not allowed (no new processes)")
-    if event in OTHER_BLOCKED:
-        raise PermissionError("sandbox guard: " + event + " is not allowed")
-    if event == "open" and args[2] & WRITE_FLAGS and not inside(args[0]):
-        raise PermissionError("sandbox guard: writing outside the working directory is not allowed")
-    if event in PATH_CHANGES and not all(inside(a) for a in args if isinstance(a, (str, bytes, os.PathLike))):
-        raise PermissionError("sandbox guard: " + event + " outside the working directory is not allowed")
-
-if job["guard"]:
-    sys.addaudithook(guard)
-
-report = {"value": None, "error": None}
-try:
-    namespace = {"__name__": "__main__"}
-    exec(compile(job["code"], "<code>", "exec"), namespace)
-    if job["expression"] is not None:
-        report["value"] = eval(compile(job["expression"], "<expression>", "eval"), namespace)
-    namespace.clear()
-    text = json.dumps(report)
-except SystemExit as exc:
-    text = json.dumps({"value": None, "error": None if exc.code in (0, None) else "SystemExit: " + str(exc.code)})
-except BaseException as exc:
-    namespace.clear()
-    report = {"value": None, "error": traceback.format_exception_only(type(exc), exc)[-1].strip()}
-    if isinstance(exc, TypeError) and "JSON serializable" in str(exc):
-        report["error"] = "the value is not JSON-serialisable: " + report["error"]
-    traceback.print_exc()
-    text = json.dumps(report)
-finally:
-    if os.getpid() != leader:
-        os._exit(1)  # a forked child never reports; only the process we started does
-result_file.write(text)
-result_file.close()
-sys.stdout.flush()
-sys.stderr.flush()
-os._exit(0)
-'''
+SUPERVISOR = Path(__file__).with_name("sandbox_supervisor.py")
+SUPERVISOR_GRACE_S = 10.0  # start-up on a busy machine, plus the clean-up
+RUN_UIDS = range(0x7F000000, 0x7FFF0000)  # high, unassigned by distributions and systemd
 
 
 @dataclass
@@ -121,8 +60,8 @@ class SandboxResult:
     duration_s: float = 0.0
     exit_code: int | None = None
     stderr: str = ""
-    survivors: int | None = 0  # processes of its group still alive after clean-up (None: unknown)
-    pid: int | None = None  # the child's pid, which is also its process-group id
+    survivors: int | None = 0  # processes the code started still running after clean-up (None: unknown)
+    pid: int | None = None  # the child's pid, which is also its session and process-group id
 
     @property
     def ok(self) -> bool:
@@ -147,108 +86,183 @@ def run_code(
 ) -> SandboxResult:
     """Run `code` in a limited child process; if `expression` is given, return its value (JSON).
 
-    Never raises for anything the code does: loops, bombs and crashes come back as a result.
-    `guard=False` turns off the audit-hook guard rail (to test the OS limits alone).
+    Never raises for anything the code does: loops, bombs, crashes and signals come back as a
+    result. If we are interrupted (KeyboardInterrupt), the code and everything it started are
+    stopped before the exception goes on. `guard=False` turns off the guard rail (to test the
+    other layers alone).
     """
     if not isinstance(code, str) or (expression is not None and not isinstance(expression, str)):
         raise TypeError("code and expression must be strings")
-    runner = _unprivileged_runner()
-    python = runner[2] if runner else sys.executable
+    user = _run_as()
     job = {
         "code": code,
         "expression": expression,
         "guard": guard,
+        "timeout_s": timeout_s,
         "cpu_s": math.ceil(timeout_s) + 1,  # a backstop: the wall clock normally stops it first
         "memory_mb": memory_mb,
         "max_file_mb": max_file_mb,
         "max_processes": max_processes,
+        "uid": user[0] if user else None,
+        "gid": user[1] if user else None,
+        "own_uid": bool(user and user[2]),
     }
-    with tempfile.TemporaryDirectory(prefix="agentkit-sandbox-") as tmp:
-        root = Path(tmp)
-        work, job_path, result_path = root / "work", root / "job.json", root / "result.json"
-        work.mkdir()
-        job_path.write_text(json.dumps(job), encoding="utf-8")
-        result_path.touch()
-        if runner:
-            root.chmod(0o755)
-            for path in (work, result_path):
-                os.chown(path, runner[0], runner[1])
-        with open(root / "stdout", "wb") as out, open(root / "stderr", "wb") as err, _Subreaper():
-            start = time.perf_counter()
-            proc = subprocess.Popen(
-                [python, "-I", "-S", "-B", "-c", _CHILD, str(job_path), str(result_path)],
-                cwd=work, env=_clean_env(work), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                start_new_session=True, close_fds=True,
-                **({"user": runner[0], "group": runner[1], "extra_groups": []} if runner else {}),
-            )
-            try:
-                proc.wait(timeout=timeout_s)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _kill_group(proc.pid)
-                proc.wait()
-            duration = time.perf_counter() - start
-            survivors = _clean_up_group(proc.pid)
-        report_text = result_path.read_text(encoding="utf-8", errors="replace")
-        output = _read_capped(root / "stdout")
-        stderr = _read_capped(root / "stderr")
+    # The code's output and report go to unnamed files we opened: it cannot swap them for a FIFO.
+    with tempfile.TemporaryDirectory(prefix="agentkit-sandbox-", ignore_cleanup_errors=True) as work, \
+            tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as report:
+        if user:
+            os.chown(work, user[0], user[1])
+        job.update(stdout_fd=out.fileno(), stderr_fd=err.fileno(), report_fd=report.fileno())
+        python = _interpreter_for(user)
+        start = time.monotonic()
+        verdict, failure = _supervise(python, job, work)
+        output, stderr = _read_capped(out), _read_capped(err)
+        report.seek(0)
+        report_text = report.read().decode("utf-8", errors="replace")
+    if verdict is None:  # the supervisor itself died (killed from outside, or by the code's user)
+        survivors = len(sweep(None, job["uid"])) if job["own_uid"] else None
+        return SandboxResult(output, None, failure, False, time.monotonic() - start, None, stderr, survivors)
+    survivors = None if verdict["survivors"] is None else len(verdict["survivors"])
     value, error = None, None
-    if timed_out:
+    if verdict["timed_out"]:
         error = f"timed out: stopped at the {timeout_s:g} s wall-clock limit"
     else:
         try:
-            report = json.loads(report_text)
-            value, error = report["value"], report["error"]
+            parsed = json.loads(report_text)
+            value, error = parsed["value"], parsed["error"]
         except (ValueError, KeyError, TypeError):
-            error = _death_reason(proc.returncode, max_file_mb, stderr)
-    return SandboxResult(output, value, error, timed_out, duration, proc.returncode, stderr, survivors, proc.pid)
+            error = _death_reason(verdict["exit_code"], max_file_mb, stderr)
+    return SandboxResult(output, value, error, verdict["timed_out"], verdict["duration_s"], verdict["exit_code"],
+                         stderr, survivors, verdict["pid"])
 
 
-def _death_reason(returncode: int, max_file_mb: int, stderr: str) -> str:
+def _supervise(python: str, job: dict, work: str) -> tuple[dict | None, str]:
+    """Run the supervisor; return its verdict, or None and why there is none."""
+    proc = subprocess.Popen(
+        [python, "-I", "-S", "-B", str(SUPERVISOR)], cwd=work, env=_clean_env(work),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        pass_fds=(job["stdout_fd"], job["stderr_fd"], job["report_fd"]), start_new_session=True,
+    )
+    try:
+        verdict, complaint = proc.communicate(json.dumps(job).encode(), timeout=job["timeout_s"] + SUPERVISOR_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        verdict, complaint = proc.communicate()
+    except BaseException:  # interrupted: SIGTERM makes the supervisor clean up before it goes
+        proc.terminate()
+        try:
+            proc.wait(CLEAN_UP_PATIENCE_S + 1)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+    try:
+        return json.loads(verdict.decode().splitlines()[-1]), ""
+    except (ValueError, IndexError):
+        tail = complaint.decode(errors="replace").strip().splitlines()[-1:] or ["no error output"]
+        return None, (f"the sandbox supervisor ended without a verdict (exit code {proc.returncode}; "
+                      f"{tail[0][:200]}): the code's processes may have outlived it")
+
+
+def _death_reason(exit_code: int | None, max_file_mb: int, stderr: str) -> str:
     """Why the child ended without a report, in words."""
-    if returncode is not None and returncode < 0:
-        sig = signal.Signals(-returncode)
-        if sig == signal.SIGXCPU:
+    if exit_code is not None and exit_code < 0:
+        name = _signal_name(-exit_code)
+        if name == "SIGXCPU":
             return "CPU time limit exceeded"
-        if sig == signal.SIGXFSZ:
+        if name == "SIGXFSZ":
             return f"file size limit exceeded (output or a file grew past {max_file_mb} MB)"
-        if sig == signal.SIGKILL:
+        if name == "SIGKILL":
             return "killed by SIGKILL (out of memory or a hard limit)"
-        return f"killed by {sig.name}"
+        return f"killed by {name}"
     tail = stderr.strip().splitlines()[-1:] or ["no error output"]
-    return f"exited with code {returncode} before reporting a result ({tail[0][:200]})"
+    return f"exited with code {exit_code} before reporting a result ({tail[0][:200]})"
 
 
-def _clean_env(work: Path) -> dict:
+def _signal_name(number: int) -> str:
+    """SIGSEGV, SIGRTMIN+6, ...: real-time signals have no name of their own in `signal.Signals`."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        low, high = getattr(signal, "SIGRTMIN", 0), getattr(signal, "SIGRTMAX", 0)
+        return f"SIGRTMIN+{number - low}" if low < number < high else f"signal {number}"
+
+
+def _clean_env(work: str) -> dict:
     """A minimal environment: nothing inherited, so no API keys or tokens."""
-    return {"PATH": "/usr/bin:/bin", "HOME": str(work), "TMPDIR": str(work), "LANG": "C.UTF-8"}
+    return {"PATH": "/usr/bin:/bin", "HOME": work, "TMPDIR": work, "LANG": "C.UTF-8"}
 
 
-def _read_capped(path: Path, limit: int = MAX_OUTPUT_CHARS) -> str:
-    with open(path, "rb") as f:
-        data = f.read(limit * 4 + 1)
-    text = data.decode("utf-8", errors="replace")
+def _read_capped(file: IO[bytes], limit: int = MAX_OUTPUT_CHARS) -> str:
+    file.seek(0)
+    text = file.read(limit * 4 + 1).decode("utf-8", errors="replace")
     return text if len(text) <= limit else text[:limit] + "\n... [output truncated]"
 
 
-def _unprivileged_runner() -> tuple[int, int, str] | None:
-    """When we are root, run as `nobody`: RLIMIT_NPROC never binds root, and nobody can't write our files.
+# --- who the code runs as ------------------------------------------------------
 
-    Needs an interpreter `nobody` can reach; returns (uid, gid, python) or None.
+
+def _run_as() -> tuple[int, int, bool] | None:
+    """As root: (uid, gid, whether the uid is the run's own); None when we are not root (it runs as us).
+
+    The run's own uid when the kernel can map one; else `nobody` (shared, so no clean-up by uid).
     """
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None
+    fresh = _unused_id()
+    if fresh is not None:
+        return fresh, fresh, os.path.isdir("/proc/self")  # finding its processes by uid needs /proc
     try:
         import pwd
 
         nobody = pwd.getpwnam("nobody")
+        return nobody.pw_uid, nobody.pw_gid, False
     except (ImportError, KeyError):
         return None
+
+
+def _unused_id() -> int | None:
+    """A random number in RUN_UIDS that no account or group uses as an id, if the kernel can map it.
+
+    The range is wide (16 million ids), so two runs at once share one only by a one-in-millions chance.
+    """
+    import grp
+    import pwd
+
+    if not all(_can_map(RUN_UIDS, f"/proc/self/{kind}_map") for kind in ("uid", "gid")):
+        return None
+    for _ in range(100):
+        candidate = RUN_UIDS.start + secrets.randbelow(len(RUN_UIDS))
+        try:
+            pwd.getpwuid(candidate)
+            continue
+        except KeyError:
+            pass
+        try:
+            grp.getgrgid(candidate)
+        except KeyError:
+            return candidate
+    return None
+
+
+def _can_map(ids: range, map_file: str) -> bool:
+    """Whether our user namespace maps every id in `ids` (a container may map only a few)."""
+    try:
+        with open(map_file) as f:
+            spans = [tuple(map(int, line.split())) for line in f if line.strip()]
+    except OSError:
+        return True  # no user namespaces here: every id is ours to use
+    return any(inside <= ids.start and ids.stop <= inside + count for inside, _, count in spans)
+
+
+def _interpreter_for(user: tuple[int, int, bool] | None) -> str:
+    """Our interpreter; as root, one whose standard library the run's user can read, if there is one."""
+    if user is None:
+        return sys.executable
     for candidate in (sys.executable, "/usr/bin/python3"):
         if _world_executable(candidate):
-            return nobody.pw_uid, nobody.pw_gid, candidate
-    return None
+            return candidate
+    return sys.executable  # the code may then fail to import what the child had not loaded
 
 
 def _world_executable(path: str) -> bool:
@@ -259,79 +273,4 @@ def _world_executable(path: str) -> bool:
             return False
         return all(parent.stat().st_mode & 0o001 for parent in real.parents)
     except OSError:
-        return False
-
-
-# --- process-group clean-up ---------------------------------------------------
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _group_members(pgid: int) -> list[tuple[int, str, int]] | None:
-    """(pid, state, parent pid) of every process in the group, from /proc; None where /proc is missing."""
-    if not os.path.isdir("/proc/self"):
-        return None
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid:
-            members.append((int(entry), fields[0], int(fields[1])))
-    return members
-
-
-def _clean_up_group(pgid: int, patience_s: float = 2.0) -> int | None:
-    """Kill whatever is left of the group and reap the orphans; return how many still live."""
-    deadline = time.monotonic() + patience_s
-    while True:
-        _kill_group(pgid)
-        try:  # orphans were re-parented to us (see _Subreaper): reap them
-            while os.waitpid(-pgid, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
-        members = _group_members(pgid)
-        if members is None:
-            return None
-        alive = [pid for pid, state, _ in members if state not in ("Z", "X")]
-        ours = [pid for pid, state, parent in members if parent == os.getpid()]
-        if (not alive and not ours) or time.monotonic() > deadline:
-            return len(alive)
-        time.sleep(0.01)
-
-
-class _Subreaper:
-    """Linux: adopt the sandbox's orphans while it runs, so they can be killed and reaped.
-
-    Without it, orphans go to PID 1, which in some containers never reaps them.
-    """
-
-    PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 36, 37
-
-    def __enter__(self):
-        self.previous = None
-        if sys.platform.startswith("linux"):
-            try:
-                self.libc = ctypes.CDLL(None, use_errno=True)
-                flag = ctypes.c_int(0)
-                if self.libc.prctl(self.PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0:
-                    self.previous = flag.value
-                    self.libc.prctl(self.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-            except (OSError, AttributeError):
-                self.previous = None
-        return self
-
-    def __exit__(self, *exc):
-        if self.previous is not None:
-            self.libc.prctl(self.PR_SET_CHILD_SUBREAPER, self.previous, 0, 0, 0)
         return False

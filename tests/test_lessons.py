@@ -1,5 +1,6 @@
 """The SQLite lesson store: persistence, FTS5 ranking, confidence, eviction, and lossless errors."""
 import json
+import multiprocessing
 import sqlite3
 import subprocess
 import sys
@@ -244,3 +245,38 @@ def test_another_sqlite_database_is_not_taken_over(path):
     with pytest.raises(NotALessonStoreError, match="notes"):
         LessonStore(path)
     assert path.read_bytes() == before
+
+
+# --- two processes at once ----------------------------------------------------
+
+RACE_ROUNDS = 15  # a race lost one time in three survives 15 rounds with probability (2/3)**15 < 0.3%
+
+
+def _open_and_add(paths, barrier, worker, report):
+    """One of two racing processes: for each new path, wait for the other, then open the store and add."""
+    failures = []
+    for path in paths:
+        try:
+            barrier.wait(timeout=10)
+            with LessonStore(path) as store:
+                store.add(f"a race run by worker {worker}", "none", f"written by worker {worker}", "races")
+        except Exception as e:  # noqa: BLE001 - every failure is the finding
+            failures.append(f"{path}: worker {worker}: {type(e).__name__}: {e}")
+    report.write_text("\n".join(failures))
+
+
+def test_two_processes_creating_one_new_store_at_once_both_succeed_and_lose_nothing(tmp_path):
+    context = multiprocessing.get_context("fork")
+    paths = [tmp_path / f"race{i}.sqlite3" for i in range(RACE_ROUNDS)]
+    barrier = context.Barrier(2)
+    reports = [tmp_path / f"worker{w}.txt" for w in (1, 2)]
+    workers = [context.Process(target=_open_and_add, args=(paths, barrier, w, reports[w - 1])) for w in (1, 2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+    assert [w.exitcode for w in workers] == [0, 0]
+    assert [report.read_text() for report in reports] == ["", ""]
+    for path in paths:
+        fixes = sorted(row[0] for row in _raw(path).execute("SELECT fix FROM lessons"))
+        assert fixes == ["written by worker 1", "written by worker 2"]

@@ -5,6 +5,13 @@ here are the sandbox's own limits plus a margin for process start-up on a loaded
 """
 import os
 import resource
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
 
 import pytest
 
@@ -29,7 +36,7 @@ def group_members(pgid):
 
 def can_bound_process_count():
     """RLIMIT_NPROC never binds root; the sandbox then needs an unprivileged user to run as."""
-    return os.geteuid() != 0 or sandbox._unprivileged_runner() is not None
+    return os.geteuid() != 0 or sandbox._run_as() is not None
 
 
 def test_value_and_output_come_back():
@@ -53,9 +60,11 @@ def test_environment_has_no_secrets_and_cwd_is_fresh_and_removed(monkeypatch):
 def test_the_child_runs_under_the_requested_limits():
     # The CPU limit is a backstop the wall clock beats, so it is checked here rather than by a run.
     wanted = {"CPU": 2, "AS": 128 * 2**20, "NPROC": 8, "FSIZE": 2**20, "CORE": 0}
-    expression = f"[resource.getrlimit(getattr(resource, 'RLIMIT_' + name)) for name in {list(wanted)}]"
-    result = run_code("import resource", expression, timeout_s=1, memory_mb=128, max_processes=8, max_file_mb=1)
-    got = dict(zip(wanted, result.value))
+    expression = (f"[resource.getrlimit(getattr(resource, 'RLIMIT_' + name)) for name in {list(wanted)}]"
+                  " + ['NoNewPrivs:\\t1' in open('/proc/self/status').read() if os.path.exists('/proc') else False]")
+    result = run_code("import os, resource", expression, timeout_s=1, memory_mb=128, max_processes=8, max_file_mb=1)
+    got = dict(zip(wanted, result.value[:-1]))
+    assert result.value[-1] == sys.platform.startswith("linux")  # set-uid programs gain no privileges
     # At most what was asked (lower if our own hard limit is lower), and never unlimited (-1).
     assert all(0 < got[name][0] <= wanted[name] for name in ("CPU", "AS", "NPROC", "FSIZE"))
     assert got["CORE"] == [0, 0]  # no core dumps, and the code cannot raise that limit again
@@ -156,3 +165,213 @@ def test_ordinary_failures_are_clear_errors(code, expression, error):
 def test_bad_arguments_raise_at_once():
     with pytest.raises(TypeError):
         run_code(b"print(1)")
+
+
+# --- nothing the code starts outlives run_code --------------------------------
+# Each escape prints "escapee <how> <pid>" only once its process has left the child's process
+# group or session (a pipe says so), so the check by pid below is about a real escapee.
+
+ESCAPES = {
+    "fork+setsid": """
+import os, time
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    os.write(w, b"x")
+    time.sleep(60)
+    os._exit(0)
+os.read(r, 1)
+print("escapee fork+setsid", pid, flush=True)
+""",
+    "fork+setpgid": """
+import os, time
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    os.write(w, b"x")
+    time.sleep(60)
+    os._exit(0)
+os.read(r, 1)
+print("escapee fork+setpgid", pid, flush=True)
+""",
+    "double fork": """
+import os, time
+r, w = os.pipe()
+if os.fork() == 0:
+    if os.fork() == 0:
+        os.setsid()
+        os.write(w, str(os.getpid()).encode().ljust(16))
+        time.sleep(60)
+    os._exit(0)
+print("escapee double-fork", int(os.read(r, 16)), flush=True)
+""",
+    "Popen after replacing sys.audit": """
+import subprocess, sys
+sys.audit = lambda *args: None
+proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
+print("escapee popen", proc.pid, flush=True)
+""",
+    "fork_exec directly": """
+import multiprocessing.util, os, sys
+r, w = os.pipe()
+child = "import os, time; os.setsid(); os.write(%d, b'x'); time.sleep(60)" % w
+python = os.fsencode(sys.executable)
+pid = multiprocessing.util.spawnv_passfds(python, [python, b"-c", child.encode()], (w,))
+os.read(r, 1)
+print("escapee fork_exec", pid, flush=True)
+""",
+}
+GUARD_BLIND_ESCAPES = ("Popen after replacing sys.audit", "fork_exec directly")
+
+
+def alive(pid):
+    """True while `pid` runs (a zombie is dead, it only waits to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def escapees(output):
+    return {line.split()[1]: int(line.split()[2]) for line in output.splitlines() if line.startswith("escapee ")}
+
+
+def check_none_survived(result, expected, timed_out=False):
+    found = escapees(result.output)
+    try:
+        assert result.timed_out == timed_out and (timed_out or result.ok), result
+        assert len(found) == expected, f"not every escape was made, so this checks nothing: {result}"
+        still_running = {how: pid for how, pid in found.items() if alive(pid)}
+        assert result.survivors == len(still_running), "survivors must count what really runs"
+        assert still_running == {}, f"outlived run_code: {still_running}"
+    finally:
+        for pid in found.values():  # never leave a test's escapee behind, whatever happened
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+
+
+@pytest.mark.parametrize("guard", [True, False], ids=["guard on", "guard off"])
+def test_nothing_the_code_starts_outlives_it_when_it_ends(guard):
+    names = GUARD_BLIND_ESCAPES if guard else list(ESCAPES)
+    result = run_code("\n".join(ESCAPES[name] for name in names), guard=guard, timeout_s=10)
+    check_none_survived(result, len(names))
+
+
+def test_nothing_the_code_starts_outlives_it_when_it_times_out():
+    code = "\n".join(ESCAPES.values()) + "\nwhile True:\n    pass"
+    result = run_code(code, guard=False, timeout_s=1)
+    check_none_survived(result, len(ESCAPES), timed_out=True)
+
+
+def test_nothing_the_code_starts_outlives_an_interrupted_run():
+    # A learner pressing "stop" in Jupyter interrupts run_code: the code and its escapees go too.
+    drop = tempfile.mkdtemp(prefix="agentkit-test-")
+    os.chmod(drop, 0o777)  # the child may run as another user
+    pid_file = os.path.join(drop, "pid")
+    code = ESCAPES["fork+setsid"] + (f"\nopen({pid_file!r} + '.new', 'w').write(str(pid))\n"
+                                     f"os.rename({pid_file!r} + '.new', {pid_file!r})\nwhile True:\n    pass")
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    def interrupt_once_the_escapee_runs(main_thread):
+        deadline = time.monotonic() + 10
+        while not os.path.exists(pid_file) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        signal.pthread_kill(main_thread, signal.SIGALRM)
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    watcher = threading.Thread(target=interrupt_once_the_escapee_runs, args=(threading.get_ident(),))
+    start = time.monotonic()
+    try:
+        watcher.start()
+        with pytest.raises(KeyboardInterrupt):
+            run_code(code, guard=False, timeout_s=30)
+        assert time.monotonic() - start < 15  # it did not wait for the code's 30 s
+        pid = int(open(pid_file).read())
+        assert not alive(pid)
+    finally:
+        watcher.join()
+        signal.signal(signal.SIGALRM, previous)
+        shutil.rmtree(drop, ignore_errors=True)
+
+
+def test_a_real_time_signal_is_a_result_not_an_exception():
+    # signal.Signals has no member for SIGRTMIN+1 .. SIGRTMAX-1: their numbers must not raise.
+    result = run_code("import signal\nsignal.raise_signal(signal.SIGRTMIN + 6)")
+    assert result.error == "killed by SIGRTMIN+6" and result.exit_code == -(signal.SIGRTMIN + 6)
+
+
+# The exact refusal notebook 05 shows: keep it stable.
+NO_NETWORK = "PermissionError: sandbox guard: socket.socket is not allowed (no network)"
+
+
+def test_udp_to_a_local_listener_is_refused_and_nothing_arrives():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        result = run_code("import socket\n"
+                          "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                          f"s.sendto(b'escaped', ('127.0.0.1', {port}))")
+        assert result.error == NO_NETWORK
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.recv(100)
+
+
+def test_every_way_to_a_socket_address_is_refused_but_asyncio_still_works():
+    attempts = {
+        "tcp": "socket.create_connection(('127.0.0.1', {port}))",
+        "unix connect": "socket.socket(socket.AF_UNIX).connect('/run/any.sock')",
+        "unix bind": "socket.socket(socket.AF_UNIX).bind('mine.sock')",
+        "pair sendto": "socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0].sendto(b'x', '/run/any.sock')",
+        "pair sendmsg": "socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0].sendmsg([b'x'], [], 0, '/run/any.sock')",
+    }
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        code = "import asyncio, socket\nrefused = {}\n" + "".join(
+            f"try:\n    {how.format(port=listener.getsockname()[1])}\nexcept OSError as e:\n    refused[{name!r}] = str(e)\n"
+            for name, how in attempts.items())
+        # asyncio talks to itself over a socket pair: the guard allows that pair, and nothing more.
+        code += "async def seven():\n    await asyncio.sleep(0)\n    return 7\n"
+        result = run_code(code, "[refused, asyncio.run(seven())]")
+    refused, seven = result.value
+    calls = {"tcp": "socket.socket", "unix connect": "socket.connect", "unix bind": "socket.bind",
+             "pair sendto": "socket.sendto", "pair sendmsg": "socket.sendmsg"}
+    assert refused == {name: f"sandbox guard: {call} is not allowed (no network)" for name, call in calls.items()}
+    assert seven == 7
+
+
+def test_the_guard_cannot_be_switched_off_by_rebinding_its_settings():
+    # The code shares the interpreter with the guard: sys.modules["__main__"] is the supervisor's module.
+    code = ("import sys\nmain = sys.modules['__main__']\n"
+            "main.NEW_PROCESS = main.NETWORK = frozenset()\nmain.AF_UNIX = 2\n"
+            "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM)")
+    assert run_code(code).error == NO_NETWORK
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can run the code as another user")
+def test_as_root_each_run_gets_a_user_of_its_own_that_cannot_signal_us_or_its_supervisor():
+    import pwd
+
+    code = f"""
+import os, signal
+reached = []
+for pid in ({os.getpid()}, os.getppid()):  # us, then the supervisor (through a pidfd: no audit event)
+    try:
+        signal.pidfd_send_signal(os.pidfd_open(pid), 0)
+        reached.append(pid)
+    except PermissionError:
+        pass
+"""
+    runs = [run_code(code, "[os.getuid(), os.getgid(), os.getgroups(), reached]", guard=False) for _ in range(2)]
+    (uid, gid, groups, reached), second = runs[0].value, runs[1].value
+    assert uid not in (0, pwd.getpwnam("nobody").pw_uid)  # `nobody` is shared with other programs
+    assert second[0] != uid and groups == [] and gid != 0
+    assert reached == []

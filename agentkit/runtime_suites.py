@@ -1,0 +1,250 @@
+"""The runtime chapter's labelled suites, the web pages they search, and how runs are measured.
+
+* `data/runtime_sick.jsonl`: sick runs, each labelled with the instability it shows (repeated
+  parameters, useless results, drift, or mixed). A stand-in plays each one (agentkit.scripts.runtime):
+  it loops over the task's `loop` of actions and never finishes on its own; one task's model
+  follows the runtime's redirect (`"heeds": "redirect"`).
+* `data/runtime_legit.jsonl`: legitimate hard tasks that genuinely need several similar searches
+  (year-by-year comparisons, cross-checking two sources, a search refined twice). Their stand-in
+  works through `needs` (the figures the answer needs) and ignores the runtime's notes.
+* `data/runtime_long.jsonl`: one 30-step task, for the cost of the history.
+* `data/runtime_web.json`: the pages of a made-up town, Lakeford (so no figure is mistaken for a
+  real one). `web_search` finds a page when the query holds every word of one of its `keys`.
+
+Every number comes from the ledgers: `len(agent.run_calls)` (checkpoint and fallback calls
+included) and `agent.run_tool_calls`.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Optional
+
+from .llm import ScriptedLLM
+from .react import ReActAgent
+from .runtime import CHECKPOINT_MARKER
+from .tools import DATA_DIR, ToolExecutor, calculator
+
+SUITE_FILES = {"sick": "runtime_sick.jsonl", "legit": "runtime_legit.jsonl", "long": "runtime_long.jsonl"}
+MAX_STEPS = 20  # room for the longest legitimate task (7 steps) several times over
+
+SCRAPED_PAGE = """<html><head><title>{title}</title><meta charset="utf-8">
+<style>body{{font-family:sans-serif}} .cookie-banner{{position:fixed;bottom:0}}</style>
+<script>window.dataLayer=window.dataLayer||[];function gtag(){{dataLayer.push(arguments)}}gtag('js',new Date());</script></head>
+<body><div class="cookie-banner">We value your privacy. <button>Accept all</button> <button>Manage choices</button></div>
+<nav><a href="/">Home</a> | <a href="/weather">Weather</a> | <a href="/archive">Archive</a> | <a href="/about">About</a> | <a href="/login">Log in</a></nav>
+<main><h1>{title}</h1><p>{text}</p></main>
+<aside class="promo">Subscribe to the Northvale Weather newsletter for monthly rainfall maps.</aside>
+<footer>&copy; Northvale Weather Service &middot; <a href="/privacy">Privacy</a> &middot; <a href="/terms">Terms</a></footer>
+<script src="/static/js/analytics.min.js" async></script></body></html>"""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One labelled task: the question, its gold answer, and what its stand-in does (`spec`)."""
+
+    id: str
+    suite: str
+    label: str  # the instability of a sick run, the kind of a legitimate task
+    question: str
+    gold: str
+    max_steps: int
+    spec: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+@lru_cache(maxsize=None)
+def _load(name: str) -> tuple:
+    path = DATA_DIR / SUITE_FILES[name]
+    tasks = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            raw = json.loads(line)
+            tasks.append(Task(raw["id"], name, raw.get("instability") or raw.get("kind", ""), raw["question"],
+                              raw["gold"], raw.get("max_steps", MAX_STEPS), raw))
+    return tuple(tasks)
+
+
+def load_suite(name: str) -> list[Task]:
+    """The tasks of one suite: "sick", "legit" or "long"."""
+    if name not in SUITE_FILES:
+        raise ValueError(f"unknown suite {name!r}; choose one of: {', '.join(SUITE_FILES)}")
+    return list(_load(name))
+
+
+def task_by_id(task_id: str) -> Task:
+    for name in SUITE_FILES:
+        for task in _load(name):
+            if task.id == task_id:
+                return task
+    raise ValueError(f"no task {task_id!r} in the runtime suites")
+
+
+# --- the web of Lakeford -----------------------------------------------------------
+
+
+def _query_words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", re.sub(r"'s\b", "", str(text).lower())))
+
+
+@lru_cache(maxsize=1)
+def _pages() -> tuple:
+    pages = json.loads((DATA_DIR / "runtime_web.json").read_text(encoding="utf-8"))
+    return tuple((page, [_query_words(key) for key in page["keys"]]) for page in pages)
+
+
+def web_search(query: str, scraped: bool = False) -> str:
+    """The page whose key words the query holds (the most specific one), else a no-result line.
+
+    Pages come back as short text; `scraped=True` returns each as a whole scraped HTML page,
+    boilerplate and all. Junk pages are markup either way.
+    """
+    wanted = _query_words(query)
+    if not wanted:
+        return "error: empty search query"
+    hits = [(len(key), page) for page, keys in _pages() for key in keys if key <= wanted]
+    if not hits:
+        return f"No results for {str(query).strip()!r}."
+    page = max(hits, key=lambda hit: hit[0])[1]
+    if "html" in page:
+        return page["html"]
+    if scraped:
+        return SCRAPED_PAGE.format(title=page["title"], text=page["text"])
+    return page["text"]
+
+
+def web_tools(scraped: bool = False) -> ToolExecutor:
+    """Search (the Lakeford pages) and Calculate, in a fresh logging executor."""
+    tools = ToolExecutor()
+    tools.register("Search", lambda q: web_search(q, scraped), "search the web pages about the town of Lakeford")
+    tools.register("Calculate", calculator, "evaluate arithmetic such as 812 + 1034")
+    return tools
+
+
+# --- running and measuring --------------------------------------------------------------
+
+
+class SuiteLLM(ScriptedLLM):
+    """The chapter's stand-in (rules in agentkit.scripts.runtime), with a ledger like any client.
+
+    It answers by the content of the prompt only, so a prompt it has seen before is answered and
+    counted from a memo: a sweep over settings replays many identical prompts. Every call still
+    gets its own CallRecord.
+    """
+
+    def __init__(self) -> None:
+        from .scripts.runtime import RULES
+
+        super().__init__(RULES)
+
+    def _complete(self, messages, temperature):
+        return _memo(tuple((m.get("role", ""), m.get("content", "")) for m in messages))
+
+
+@lru_cache(maxsize=4096)
+def _memo(key: tuple) -> tuple:
+    from .scripts.runtime import RULES
+
+    return ScriptedLLM._complete(ScriptedLLM(RULES), [{"role": r, "content": c} for r, c in key], 0)
+
+
+def suite_llm() -> SuiteLLM:
+    return SuiteLLM()
+
+
+def run_task(task: Task, runtime=None, context=None, max_steps: Optional[int] = None, llm=None,
+             scraped: bool = False, verbose: bool = False, **options) -> ReActAgent:
+    """Run one task on a fresh agent (repeat fuse off: the runtime is what is measured)."""
+    options.setdefault("repeat_fuse", False)
+    agent = ReActAgent(llm if llm is not None else suite_llm(), web_tools(scraped), max_steps or task.max_steps,
+                       runtime=runtime, context=context, **options)
+    agent.run(task.question, verbose=verbose)
+    return agent
+
+
+def is_correct(answer: str, gold: str) -> bool:
+    """The answer starts with the gold answer (thousands separators and case ignored)."""
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", str(answer)).strip().casefold()
+    return re.match(rf"\W*{re.escape(gold.casefold())}\b", text) is not None
+
+
+@dataclass
+class Outcome:
+    """One run of one task, read from the agent's trace and ledgers."""
+
+    task: Task
+    llm_calls: int
+    checkpoint_calls: int
+    tool_calls: int
+    prompt_tokens: int
+    steps: int
+    stop_reason: str
+    answer: str
+    correct: bool
+    verified: bool
+    interventions: list
+    agent: ReActAgent = field(repr=False)
+
+    @property
+    def killed(self) -> bool:
+        """Stopped by the runtime (on a legitimate task: a false kill)."""
+        return self.stop_reason.startswith("runtime")
+
+
+def outcome(task: Task, agent: ReActAgent) -> Outcome:
+    calls = agent.run_calls
+    return Outcome(
+        task, len(calls), sum(CHECKPOINT_MARKER in c.prompt for c in calls), len(agent.run_tool_calls),
+        sum(c.prompt_tokens for c in calls), len(agent.trace), agent.stop_reason, agent.answer,
+        is_correct(agent.answer, task.gold), agent.stop_reason == "finished", list(agent.interventions), agent)
+
+
+def run_suite(tasks, runtime=None, context=None, max_steps: Optional[int] = None, **options) -> list[Outcome]:
+    """Run every task; `runtime` is copied per task, so runs never share a watch."""
+    results = []
+    for task in tasks:
+        watch = replace(runtime) if runtime is not None else None
+        results.append(outcome(task, run_task(task, watch, context, max_steps, **options)))
+    return results
+
+
+def runtime_early_stop_review(results: list[Outcome], extra_steps: int = 2) -> list[tuple[Outcome, bool]]:
+    """For each run the runtime stopped: would `extra_steps` more steps (no stop, same hints) have solved it?"""
+    reviewed = []
+    for result in results:
+        if not result.killed:
+            continue
+        agent = result.agent
+        patient = replace(agent.runtime, stop=False)
+        again = run_task(result.task, patient, agent.context, len(agent.trace) + extra_steps)
+        reviewed.append((result, again.stop_reason == "finished" and is_correct(again.answer, result.task.gold)))
+    return reviewed
+
+
+def sweep(thresholds, windows, **settings) -> list[dict]:
+    """For every (window, Jaccard threshold): false kills on the legitimate suite, LLM calls on the sick suite."""
+    from .runtime import Runtime
+
+    sick, legit = load_suite("sick"), load_suite("legit")
+    rows = []
+    for window in windows:
+        for threshold in thresholds:
+            runtime = Runtime(jaccard=threshold, window=window, **settings)
+            killed = [r.task.id for r in run_suite(legit, runtime) if r.killed]
+            rows.append({"window": window, "jaccard": threshold, "false_kills": len(killed), "killed": killed,
+                         "sick_calls": totals(run_suite(sick, runtime))["llm_calls"]})
+    return rows
+
+
+def totals(results: list[Outcome]) -> dict:
+    """Calls, tokens, successes and kills over a list of outcomes."""
+    return {
+        "runs": len(results),
+        "llm_calls": sum(r.llm_calls for r in results),
+        "checkpoint_calls": sum(r.checkpoint_calls for r in results),
+        "prompt_tokens": sum(r.prompt_tokens for r in results),
+        "correct": sum(r.correct for r in results),
+        "verified": sum(r.correct and r.verified for r in results),
+        "stopped_by_runtime": sum(r.killed for r in results),
+    }
