@@ -78,6 +78,7 @@ class HybridAgent:
         self.plans: list[list[str]] = []
         self.results: list[StepResult] = []
         self.attempts: list[Attempt] = []
+        self.interventions: list[tuple[int, object]] = []  # (sub-goal number, the runtime's Intervention)
         self.replans, self.steps = 0, 0
         self.stop_reason = self.answer = ""
 
@@ -95,6 +96,7 @@ class HybridAgent:
         answer = react.run(STEP_PROMPT.format(context=context), verbose=False)
         tool_calls = self.tools.log[tools_before:]
         self.steps += len(react.trace)
+        self.interventions += [(index + 1, i) for i in getattr(react, "interventions", [])]
         record = Attempt(index + 1, self.plan[index], 1, answer, step_failure(answer, tool_calls, react.stop_reason),
                          len(ledger(self.llm)) - calls_before, len(tool_calls))
         if verbose:
@@ -103,7 +105,7 @@ class HybridAgent:
         return record
 
     def run(self, question: str, verbose: bool = True) -> str:
-        self.results, self.attempts, self.replans, self.steps = [], [], 0, 0
+        self.results, self.attempts, self.interventions, self.replans, self.steps = [], [], [], 0, 0
         self.stop_reason = self.answer = ""
         tools = self.tools.describe()
         self.plan = self._ask_planner(PLANNER_PROMPT.format(max_steps=self.max_plan_steps, tools=tools,

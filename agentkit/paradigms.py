@@ -4,7 +4,8 @@
 the stand-in, or the real or local model that AP_MODE names) and its own tools, so runs
 never share a ledger. `extra_steps` widens the paradigm's step budget: ReAct's and
 Act-only's `max_steps`, the inner ReAct budget of Plan-and-Execute, of the hybrid and of
-Reflection + ReAct. The harness's early-stop review calls it with 2 ("the same agent with two
+Reflection + ReAct. The hybrid runs each sub-goal on a fresh `agentkit.runtime.Runtime()`
+(chapter 08's guards, with the course's settings). The harness's early-stop review calls it with 2 ("the same agent with two
 more steps"); the panel of chapter 10 with negative values. Plan-and-Solve and ReWOO have no
 step budget (their plan fixes the number of calls) and ignore it.
 """
@@ -16,6 +17,7 @@ from .llm import get_llm
 from .plan import PlanAndExecuteAgent, PlanAndSolveAgent
 from .react import ReActAgent
 from .rewoo import ReWOOAgent
+from .runtime import Runtime
 from .tools import default_executor
 
 REACT_STEPS = 5
@@ -56,7 +58,8 @@ def make_rewoo(extra_steps: int = 0) -> ReWOOAgent:
 
 
 def make_hybrid(extra_steps: int = 0) -> HybridAgent:
-    return HybridAgent(get_llm(), default_executor(), react_steps=_budget(HYBRID_STEPS, extra_steps))
+    return HybridAgent(get_llm(), default_executor(), runtime_factory=Runtime,
+                       react_steps=_budget(HYBRID_STEPS, extra_steps))
 
 
 PARADIGMS = {

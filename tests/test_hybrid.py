@@ -11,7 +11,8 @@ from agentkit.hybrid import (
 )
 from agentkit.llm import Rule, ScriptedLLM
 from agentkit.plan import inject_failure
-from agentkit.react import REACT_MARKER, ReActAgent
+from agentkit.react import FALLBACK_MARKER, REACT_MARKER, ReActAgent
+from agentkit.runtime import CHECKPOINT_MARKER, Runtime
 from agentkit.tools import default_executor
 
 # --- Act-only ------------------------------------------------------------------
@@ -110,6 +111,31 @@ def test_each_sub_goal_gets_a_fresh_runtime_from_the_factory(monkeypatch):
                         runtime_factory=lambda: made.append(object()) or made[-1])
     agent.run("q", verbose=False)
     assert len(made) == 2 and received == made
+
+
+def test_on_the_real_runtime_a_stuck_sub_goal_is_stopped_and_replanned():
+    queries = ["Alan Turing birth", "Alan Turing birth year", "Alan Turing year of birth", "birth year Alan Turing"]
+    replies = {"Find Turing's birth year": lambda p: f"Action: Search[{queries[min(p.count('Observation:'), 3)]}]",
+               "Say it cannot be found": lambda p: "Action: Finish[Unknown: the search kept repeating itself]"}
+    llm = hybrid_llm(["Find Turing's birth year"], ["Say it cannot be found"], replies)
+    llm.add(FALLBACK_MARKER, "Action: Finish[no answer]")
+    agent = HybridAgent(llm, default_executor(), runtime_factory=Runtime)
+    assert agent.run("q", verbose=False) == "Unknown: the search kept repeating itself"
+    assert agent.attempts[0].failure == "the step stopped without finishing (runtime: repeated parameters)"
+    assert [(n, i.kind) for n, i in agent.interventions] == [(1, "hint"), (1, "redirect"), (1, "stop")]
+    assert agent.replans == 1 and agent.stop_reason == "finished"
+
+
+def test_the_course_hybrid_checkpoints_its_long_sub_goal_with_the_runtime():
+    from agentkit.paradigms import make_hybrid
+
+    agent = make_hybrid()
+    assert agent.run("What is the sum of the birth years of Bill Gates, Steve Jobs, Steve Wozniak and Linus "
+                     "Torvalds?", verbose=False) == "7829"
+    checkpoints = [c for c in agent.llm.calls if CHECKPOINT_MARKER in c.prompt]
+    assert len(checkpoints) == 1 and agent.interventions == []
+    assert "Found: Search[Bill Gates]; Search[Steve Jobs]; Search[Steve Wozniak]" in checkpoints[0].reply
+    assert checkpoints[0].reply.endswith("Missing: Search[Linus Torvalds]")
 
 
 # --- Reflection + ReAct ----------------------------------------------------------------

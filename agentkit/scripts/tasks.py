@@ -27,6 +27,9 @@ So every failure comes from what a paradigm lets the model see or do:
   PASS an answer found in an Observation, or a refusal of a finished run.
 * ReWOO: plans blind, so an input that needs an earlier result is written #E<k> (which stands
   for that evidence's whole text); the solver answers from the evidence.
+* The runtime's drift checkpoint (chapter 08): Found lists the calls of the current job (the
+  sub-goal or plan step, else the whole key path) already made, Missing the rest. The
+  fallback after a fuse or a guard (tools off) answers from what the prompt holds.
 """
 from __future__ import annotations
 
@@ -45,9 +48,10 @@ from ..llm import Rule
 from ..plan import EXECUTOR_ROLE, PLANNER_ROLE, REPLAN_HEADER, STEP_ROLE
 from ..rewoo import PLANNER_MARKER as REWOO_PLANNER
 from ..rewoo import SOLVER_MARKER as REWOO_SOLVER
+from ..runtime import CHECKPOINT_MARKER
 from ..tasks import Task, is_refusal, load_tasks, numbers_in, parse_call
 from ..tools import calculator, default_executor
-from .react import REACT_MARKER
+from .react import FALLBACK_MARKER, REACT_MARKER
 
 CANNOT_STEP = "Say that the question cannot be answered from the knowledge base, and why."
 UNKNOWN_NO_INFORMATION = "Unknown: the knowledge base has no information that answers this question."
@@ -306,6 +310,33 @@ def hybrid_step(prompt: str) -> str:
     return _step_turn(task, group, prompt, is_last, step)
 
 
+# --- the runtime's checkpoint, the fallback ------------------------------------------
+
+
+def _job(task: Task, prompt: str) -> list[KeyCall]:
+    """The calls the run in this prompt is there to make: its sub-goal, its plan step, or the whole key path."""
+    if HYBRID_STEP in prompt or STEP_ROLE in prompt:
+        step, _ = current_step(prompt)
+        for group in sub_goals(task):
+            if describe_sub_goal(task, group) == step:
+                return group
+        return [c for c in key_calls(task) if describe(c) == step]
+    return list(key_calls(task))
+
+
+def checkpoint_reply(prompt: str) -> str:
+    task = task_in(prompt)
+    calls = _job(task, prompt)
+    found = [c.text for c in calls if f"{c.text} ->" in prompt or c.text in prompt.split("Steps since then:")[0]]
+    missing = [c.text for c in calls if c.text not in found]
+    return (f"Goal: {task.question}\nStrategy: make the tool calls the question needs, one at a time\n"
+            f"Found: {'; '.join(found) or 'nothing'}\nMissing: {'; '.join(missing) or 'nothing'}")
+
+
+def fallback_reply(prompt: str) -> str:
+    return _turn("Tools are off; I answer from what I gathered.", f"Finish[{final_answer(task_in(prompt), visible(prompt))}]")
+
+
 # --- the reviewer and ReWOO ---------------------------------------------------------
 
 
@@ -349,6 +380,7 @@ def rewoo_solve_reply(prompt: str) -> str:
 # Which of this module's rules answers a prompt, decided once per prompt (the ledger's
 # rule names still say which one): the most specific role marker first.
 KINDS = [
+    ("runtime checkpoint", (CHECKPOINT_MARKER,)), ("fallback", (FALLBACK_MARKER,)),
     ("ReWOO planner", (REWOO_PLANNER,)), ("ReWOO solver", (REWOO_SOLVER,)),
     ("hybrid replanner", (HYBRID_PLANNER, HYBRID_REPLAN)), ("hybrid planner", (HYBRID_PLANNER,)),
     ("hybrid sub-goal", (HYBRID_STEP,)), ("plan replanner", (PLANNER_ROLE, REPLAN_HEADER)),
@@ -367,6 +399,8 @@ def kind_of(prompt: str) -> str:
 
 
 REPLIES = {
+    "runtime checkpoint": checkpoint_reply,
+    "fallback": fallback_reply,
     "ReWOO planner": rewoo_plan_reply,
     "ReWOO solver": rewoo_solve_reply,
     "hybrid replanner": lambda p: replan_reply(p, "Failed sub-goal"),
