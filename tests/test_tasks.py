@@ -6,7 +6,7 @@ import pytest
 
 from agentkit.llm import get_llm
 from agentkit.react import ReActAgent
-from agentkit.scripts.tasks import gold_in, key_calls
+from agentkit.scripts.key_paths import gold_in, key_calls
 from agentkit.tasks import CATEGORIES, Task, is_refusal, last_number, load_tasks
 
 TASKS = load_tasks()

@@ -5,10 +5,9 @@ tool calls a good run makes), and it reads perfectly: when the evidence its prom
 holds the gold answer it gives it, otherwise it says "Unknown". It never invents a fact.
 So every failure comes from what a paradigm lets the model see or do:
 
-* Where each part of a tool input comes from: the question, an earlier call's Observation
-  (a *bridge* name, or a number to calculate with), or the model itself (12 months, or the
-  words "speed of light" for a question about light). Found once by replaying each key path
-  through the real tools: the stand-in knows the knowledge base as well as the key paths.
+* What it knows, and how it reads a prompt, is in `key_paths.py`: each key-path call with
+  the source of each part of its input (the question, an earlier Observation: a *bridge* name
+  or a number to calculate with, or the model itself).
 * ReAct: one key-path call per turn, once the parts it needs are visible in its prompt (hints
   included: a call whose result the hints carry is not made again), then Finish.
   Five tool calls need a sixth turn to finish.
@@ -36,8 +35,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
-from typing import Callable, Optional
 
 from ..act import ACT_MARKER
 from ..hybrid import PLANNER_MARKER as HYBRID_PLANNER
@@ -49,147 +46,15 @@ from ..plan import EXECUTOR_ROLE, PLANNER_ROLE, REPLAN_HEADER, STEP_ROLE
 from ..rewoo import PLANNER_MARKER as REWOO_PLANNER
 from ..rewoo import SOLVER_MARKER as REWOO_SOLVER
 from ..runtime import CHECKPOINT_MARKER
-from ..tasks import Task, is_refusal, load_tasks, numbers_in, parse_call
-from ..tools import calculator, default_executor
+from ..tasks import Task, is_refusal, numbers_in
+from ..tools import calculator
+from .key_paths import (
+    UNKNOWN_NO_INFORMATION, UNKNOWN_NOT_SAID, KeyCall, describe, describe_sub_goal, done, final_answer, gold_in,
+    key_calls, observation_after, ready, sub_goals, task_in, visible, with_refs,
+)
 from .react import FALLBACK_MARKER, REACT_MARKER
 
 CANNOT_STEP = "Say that the question cannot be answered from the knowledge base, and why."
-UNKNOWN_NO_INFORMATION = "Unknown: the knowledge base has no information that answers this question."
-UNKNOWN_NOT_SAID = "Unknown: what I found does not say."
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-
-
-@dataclass
-class KeyCall:
-    """One call of a key path, with where each part of its input comes from."""
-
-    index: int
-    tool: str
-    input: str
-    text: str  # "Search[Ada Lovelace]"
-    observation: str  # what the real tool returns
-    parts: list  # (part, index of the earlier call it comes from, or None) in input order
-
-    @property
-    def needs(self) -> set[int]:
-        return {j for _, j in self.parts if j is not None}
-
-    @property
-    def bridge(self) -> bool:
-        return self.tool == "Search" and bool(self.needs)
-
-
-@functools.lru_cache(maxsize=1)
-def tasks() -> tuple[Task, ...]:
-    return tuple(load_tasks())
-
-
-@functools.lru_cache(maxsize=None)
-def key_calls(task: Task) -> tuple[KeyCall, ...]:
-    """The task's key path, replayed through the real tools, with each input part's source."""
-    tools, calls = default_executor(), []
-    question, question_numbers = task.question.casefold(), set(numbers_in(task.question))
-    for index, text in enumerate(task.key_path):
-        tool, argument = parse_call(text)
-        if tool == "Calculate":
-            parts, used = [], set()
-            for number in _NUMBER.findall(argument):
-                sources = [] if number in question_numbers else \
-                    [j for j in range(index) if number in numbers_in(calls[j].observation)]
-                source = next((j for j in sources if j not in used), sources[0] if sources else None)
-                used.add(source)
-                parts.append((number, source))
-        else:
-            source = None if argument.casefold() in question else next(
-                (j for j in range(index) if argument.casefold() in calls[j].observation.casefold()), None)
-            parts = [(argument, source)]
-        calls.append(KeyCall(index, tool, argument, text, tools.run(tool, argument), parts))
-    return tuple(calls)
-
-
-@functools.lru_cache(maxsize=256)
-def task_in(prompt: str) -> Optional[Task]:
-    """The task whose question the prompt holds, or None."""
-    return next((task for task in tasks() if task.question in prompt), None)
-
-
-def _with_refs(call: KeyCall, ref: Callable[[int], str]) -> str:
-    """The call's input with every part that comes from an earlier call replaced by ref(index)."""
-    if call.tool != "Calculate":
-        return ref(call.parts[0][1]) if call.bridge else call.input
-    sources = iter(j for _, j in call.parts)
-
-    def swap(match: re.Match) -> str:
-        source = next(sources)
-        return match.group(0) if source is None else ref(source)
-
-    return _NUMBER.sub(swap, call.input)
-
-
-def describe(call: KeyCall, unit: str = "step", number: Callable[[int], int] = lambda j: j + 1) -> str:
-    """A plan step for one call, naming earlier results by their step number."""
-    if call.tool == "Search":
-        if call.bridge:
-            return f"Search for the follow-up named in the result of {unit} {number(call.parts[0][1])}."
-        return f"Search for {call.input}."
-    return f"Calculate {_with_refs(call, lambda j: f'(the number from {unit} {number(j)})')}."
-
-
-def sub_goals(task: Task) -> list[list[KeyCall]]:
-    """The hybrid's grouping: a new sub-goal starts at each call that needs an earlier result."""
-    groups: list[list[KeyCall]] = []
-    for call in key_calls(task):
-        if not groups or call.needs:
-            groups.append([])
-        groups[-1].append(call)
-    return groups
-
-
-def describe_sub_goal(task: Task, group: list[KeyCall]) -> str:
-    group_of = {c.index: g for g, calls in enumerate(sub_goals(task)) for c in calls}
-    return " ".join(describe(call, "sub-goal", lambda j: group_of[j] + 1) for call in group)
-
-
-# --- reading a prompt ---------------------------------------------------------
-
-
-def visible(prompt: str) -> str:
-    """What the model can read: the prompt from the hints or the question on (not the role prompt)."""
-    starts = [i for i in (prompt.find("Hints from earlier work:"), prompt.find("Question:")) if i != -1]
-    return prompt[min(starts):] if starts else prompt
-
-
-def _ready(call: KeyCall, text: str) -> bool:
-    """Every part the call needs from earlier calls is visible in `text`."""
-    shown = set(numbers_in(text)) if call.tool == "Calculate" else None
-    return all(j is None or (part in shown if shown is not None else part.casefold() in text.casefold())
-               for part, j in call.parts)
-
-
-def _done(call: KeyCall, text: str) -> bool:
-    return f"Action: {call.text}\nObservation:" in text or f"- {call.text} -> " in text
-
-
-def observation_after(call: KeyCall, text: str) -> str:
-    found = re.search(re.escape(f"Action: {call.text}\nObservation: ") + r"(.*)", text)
-    return found.group(1).strip() if found else ""
-
-
-def gold_in(task: Task, text: str) -> Optional[str]:
-    """The gold answer as written in `text`, if the text holds it (for a numeric task: a number within tolerance)."""
-    if task.must_refuse:
-        return None
-    if task.checker == "numeric":
-        return next((n for n in numbers_in(text) if abs(float(n) - float(task.gold)) <= task.tolerance), None)
-    golds = [str(task.gold), *task.accept]
-    return str(task.gold) if any(g.casefold() in text.casefold() for g in golds) else None
-
-
-def final_answer(task: Task, text: str) -> str:
-    found = gold_in(task, text)
-    if found is not None:
-        return found
-    return UNKNOWN_NO_INFORMATION if "No information about" in text else UNKNOWN_NOT_SAID
 
 
 def _turn(thought: str, action: str) -> str:
@@ -209,12 +74,12 @@ def _thought_for(call: KeyCall) -> str:
 
 def react_reply(prompt: str, act_only: bool = False) -> str:
     task, text = task_in(prompt), visible(prompt)
-    pending = [call for call in key_calls(task) if not _done(call, text)]
+    pending = [call for call in key_calls(task) if not done(call, text)]
     if pending:
         call = pending[0]
         if act_only and call.bridge:
             return _turn("", f"Search[{task.question.rstrip('?')}]")
-        if not _ready(call, text):
+        if not ready(call, text):
             return _turn("An earlier result I need is missing.", f"Finish[{UNKNOWN_NOT_SAID}]")
         return _turn("" if act_only else _thought_for(call), call.text)
     if act_only:
@@ -266,7 +131,7 @@ def plan_and_solve_step(prompt: str) -> str:
     if call.tool == "Search":
         return f"I cannot look up {call.input if not call.bridge else 'that'}: I have no tools, " \
                "and no earlier result gives it."
-    if not _ready(call, text):
+    if not ready(call, text):
         return "I cannot calculate this: the numbers it needs are not in my prompt."
     return f"{call.input} = {calculator(call.input)}"
 
@@ -278,7 +143,7 @@ def _step_turn(task: Task, calls: list[KeyCall], prompt: str, is_last: bool, ste
     for call in calls:
         if f"Action: {call.text}\nObservation:" in history:
             continue
-        if not _ready(call, text):
+        if not ready(call, text):
             return _turn("An earlier result this step needs is missing.",
                          "Finish[I cannot do this step: a result it needs is missing.]")
         return _turn(_thought_for(call), call.text)
@@ -362,7 +227,7 @@ def rewoo_plan_reply(prompt: str) -> str:
         reason = f"Look up {call.input}." if call.tool == "Search" else "Calculate the result."
         if call.bridge:
             reason = f"Look up what #E{call.parts[0][1] + 1} names."
-        lines += [f"Plan: {reason}", f"#E{call.index + 1} = {call.tool}[{_with_refs(call, lambda j: f'#E{j + 1}')}]"]
+        lines += [f"Plan: {reason}", f"#E{call.index + 1} = {call.tool}[{with_refs(call, lambda j: f'#E{j + 1}')}]"]
     return "\n".join(lines)
 
 
