@@ -16,7 +16,7 @@ CATEGORY_CHOICES = ["all", *CATEGORIES]
 REAL_MODEL_TASKS = 3
 
 
-def evaluation_report(paradigm: str = "ReAct", budget_change: int = 0, category: str = "all") -> Report:
+def evaluation_report(paradigm: str = "ReAct", budget_change: int = 0, category: str = "multi-hop") -> Report:
     """The harness's report for one paradigm, its step budgets moved by `budget_change`, on one category."""
     if paradigm not in PARADIGMS:
         raise ValueError(f"paradigm must be one of {', '.join(PARADIGMS)}, got {paradigm!r}")
@@ -71,7 +71,7 @@ def summary_text(report: Report) -> str:
     ])
 
 
-def show_evaluation(paradigm: str = "ReAct", budget_change: int = 0, category: str = "all") -> Report:
+def show_evaluation(paradigm: str = "ReAct", budget_change: int = 0, category: str = "multi-hop") -> Report:
     """The panel's callback: run, print the summary and the early-stop review, draw the charts."""
     report = evaluation_report(paradigm, budget_change, category)
     print(summary_text(report))
@@ -89,7 +89,7 @@ def evaluation_panel():
         {
             "paradigm": widgets.Dropdown(options=list(PARADIGMS), value="ReAct", description="paradigm"),
             "budget_change": widgets.Dropdown(options=BUDGET_CHANGES, value=0, description="step budget change"),
-            "category": widgets.Dropdown(options=CATEGORY_CHOICES, value="all", description="tasks"),
+            "category": widgets.Dropdown(options=CATEGORY_CHOICES, value="multi-hop", description="tasks"),
         },
         show_evaluation,
     )
