@@ -10,7 +10,7 @@ EXECUTE := $(VENV)/bin/jupyter nbconvert --to notebook --execute \
            --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.store_widget_state=False \
            --ExecutePreprocessor.record_timing=False
 
-.PHONY: setup lab test course notebooks clean
+.PHONY: setup lab test course notebooks bench clean
 
 setup: $(STAMP)
 
@@ -44,5 +44,16 @@ NB ?= notebooks/[0-9]*.ipynb
 notebooks: setup
 	for nb in $(NB); do echo "== $$nb"; $(OFFLINE) $(EXECUTE) --inplace "$$nb" || exit 1; done
 
+## The loop-overhead benchmark against smolagents, LangChain and LangGraph (its own venv, bench/requirements.txt).
+BENCH_VENV := .venv-bench
+$(BENCH_VENV)/.installed: requirements.txt bench/requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -r requirements.txt -r bench/requirements.txt
+	$(BENCH_VENV)/bin/python -m pip install --no-deps -e .
+	touch $@
+
+bench: $(BENCH_VENV)/.installed
+	$(BENCH_VENV)/bin/python bench/loop_overhead.py
+
 clean:
-	rm -rf $(VENV) build
+	rm -rf $(VENV) $(BENCH_VENV) build

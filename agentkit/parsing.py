@@ -150,17 +150,23 @@ def parse_reply(reply) -> Parsed:
 
 # --- the parser from the incident, kept to show what goes wrong -----------------
 
-_GREEDY = re.compile(r"Action: (\w+)\[(.*)\]", re.DOTALL)
+# The incident's regex, verbatim: under DOTALL, `$` matches only at the very end of the
+# reply, so the lazy group cannot stop early: it runs from the first "Action:" to the end.
+INCIDENT_ACTION = re.compile(r"Action:\s*(.*?)$", re.DOTALL)
 
 
 def naive_parse(reply) -> Parsed:
-    """The greedy multi-line regex from the documented incident. Do not use it.
+    """The parser of the documented incident. Do not use it.
 
-    `.*` with DOTALL runs from the first '[' to the LAST ']' of the whole reply,
-    so every invented Observation in between becomes part of the tool input.
+    Everything after the first "Action:" is the action: the tool name up to the first
+    '[', and as input the rest of the reply (one trailing ']' removed). Every line the
+    model invented after its Action becomes part of the tool input.
     """
     text = "" if reply is None else str(reply)
-    match = _GREEDY.search(text)
+    match = INCIDENT_ACTION.search(text)
     if match is None:
-        return Parsed("", "", "", False, FORMAT_REMINDER)
-    return Parsed(_thought(text[: match.start()]), match.group(1), match.group(2))
+        return Parsed(_thought(text), "", "", False, FORMAT_REMINDER)
+    name, _, argument = match.group(1).partition("[")
+    argument = argument.rstrip()
+    argument = argument[:-1] if argument.endswith("]") else argument
+    return Parsed(_thought(text[: match.start()]), name.strip(), argument.strip())

@@ -20,6 +20,7 @@ from .tools import search as _search
 search = functools.lru_cache(maxsize=1024)(_search)
 
 MAX_QUERY_CHARS = 1500
+QUERY_TOO_LONG = "Query is too long."  # how the incident's search API began its refusal
 
 
 class SickLLM(ScriptedLLM):
@@ -28,13 +29,17 @@ class SickLLM(ScriptedLLM):
     def __init__(self) -> None:
         super().__init__(
             [
-                Rule(FALLBACK_MARKER, fallback_reply, name="fallback"),
+                Rule(FALLBACK_MARKER, self.fallback, name="fallback"),
                 Rule(REACT_MARKER, self.symptom, name=type(self).__name__),
             ]
         )
 
     def symptom(self, prompt: str) -> str:
         raise NotImplementedError
+
+    def fallback(self, prompt: str) -> str:
+        """The answer it gives when a fuse has fired and tools are off."""
+        return fallback_reply(prompt)
 
 
 class StuckLLM(SickLLM):
@@ -79,16 +84,50 @@ def invented_tail(rounds: int = 24) -> str:
             f"Thought: Source {i + 1} says {year}; let me check one more source to be sure.",
             f"Action: Search[Steve Jobs birth year source {i + 2}]",
         ]
-    lines += ["Observation: Confirmed, 1956.", "Thought: So (2024 - 1956) * 365.", "Action: Finish[24820]"]
+    lines += [f"Observation: {INVENTED_CONFIRMATION}", "Thought: So (2024 - 1956) * 365.", "Action: Finish[24820]"]
     return "\n".join(lines)
 
 
+INVENTED_CONFIRMATION = "Confirmed, 1956."
+RETRY_QUERIES = ["Steve Jobs birth year", "When was Steve Jobs born", "Steve Jobs born", "Steve Jobs biography"]
+
+
+def _last_observation(prompt: str) -> str:
+    found = re.findall(r"^Observation: (.*)$", prompt, re.MULTILINE)
+    return found[-1] if found else ""
+
+
 class InventorLLM(SickLLM):
-    """Acts correctly, then keeps writing: invented Observations, more actions, a wrong Finish."""
+    """Acts, then keeps writing: invented Observations, more Actions, a Finish of its own.
+
+    `rambles=True` (a bad day): every reply runs on past its Action, a search the tool
+    rejected is retried in other words, and the final answer is a `Finish[` spread over
+    lines. `rambles=False` (a good day): it stops after each Action and answers in two
+    steps. A hosted model at temperature 0 showed both, run to run; a stand-in must be told.
+    """
+
+    def __init__(self, rambles: bool = True) -> None:
+        self.rambles = rambles
+        super().__init__()
 
     def symptom(self, prompt):
+        if not self.rambles:
+            if "1955" in _last_observation(prompt):
+                return "Thought: Born in 1955, so (2024 - 1955) * 365 = 25185 days.\nAction: Finish[25185]"
+            return "Thought: I need the year Steve Jobs was born.\nAction: Search[Steve Jobs]"
+        if _last_observation(prompt).startswith(ERROR_PREFIX):
+            query = RETRY_QUERIES[(prompt.count(QUERY_TOO_LONG) - 1) % len(RETRY_QUERIES)]
+            return f"Thought: The search failed; let me try other words.\nAction: Search[{query}]\n{invented_tail()}"
         reply = checkpoint_reply(prompt)
-        return reply if "Finish[" in reply else f"{reply}\n{invented_tail()}"
+        if "Finish[" in reply:  # its final answer, too, spreads over lines
+            return reply.replace("Finish[25185]", "Finish[\n25185\n]")
+        return f"{reply}\n{invented_tail()}"
+
+    def fallback(self, prompt):
+        # It believes its own sources: with nothing real in view, the forced answer is theirs.
+        if INVENTED_CONFIRMATION in prompt and "February 24, 1955" not in prompt:
+            return "Thought: The sources agree on 1956.\nAction: Finish[24820]"
+        return fallback_reply(prompt)
 
 
 JUNK = (
@@ -116,9 +155,9 @@ class DirtyReaderLLM(SickLLM):
 
 
 def length_limited_search(query: str) -> str:
-    """The incident's search API: it rejects queries longer than 1500 characters."""
+    """The incident's search API: it rejects queries longer than MAX_QUERY_CHARS, in its words."""
     if len(query) > MAX_QUERY_CHARS:
-        return f"{ERROR_PREFIX} query is too long, max {MAX_QUERY_CHARS} characters (got {len(query)})"
+        return f"{ERROR_PREFIX} {QUERY_TOO_LONG} Max query length is {MAX_QUERY_CHARS} characters."
     return search(query)
 
 

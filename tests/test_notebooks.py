@@ -47,3 +47,116 @@ def test_panels_are_saved_as_their_placeholder_and_checked(path):
             plain = ["".join(o["data"].get("text/plain", "")) for o in cell["outputs"] if "data" in o]
             assert plain == [PLACEHOLDER]
             assert "nbval-ignore-output" not in cell.get("metadata", {}).get("tags", [])
+
+
+# --- every number in the prose is printed by a cell, or cited -------------------------------
+#
+# What counts as a quoted number: an integer of two or more digits (25185, 1,500, 20) or any
+# number with a decimal point or an exponent (0.25, 3.3, 1e100). Single-digit integers are left
+# to the reader: in prose they are ordinals and small counts ("step 2", "section 3", "three or 4
+# tries", "notebook 04"), and they would match some output by chance anyway, so checking them
+# would teach writers to ignore the check. Numbers glued to letters (o200k, SmolLM2-135M,
+# GPT-4, x86) are names, not figures. Ignored: inline code and fenced code blocks (code is code,
+# not a claim), link targets, bare URLs and HTML tags. Cited: every number in a blockquote (lines starting
+# with `>`) that names its source with `Source:`. Everything else must appear, as a number of the
+# same value, among the notebook's code or stored outputs.
+
+_FENCED = re.compile(r"^\s*(```|~~~).*?^\s*\1", re.MULTILINE | re.DOTALL)
+_INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1", re.DOTALL)
+_LINKS = re.compile(r"\]\([^)]*\)|https?://\S+|<[^>\n]+>")  # link targets, URLs, HTML tags
+_DIGITS = r"\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][+-]?\d+)?"  # 25185, 12,717, 3.3, 1e100
+_PROSE_NUMBER = re.compile(r"(?<![\w.])" + _DIGITS + r"(?!\w|\.\d)")  # not a name (o200k, GPT-4o), not 127.0.0.1
+_SHOWN_NUMBER = re.compile(_DIGITS)  # outputs may glue numbers to anything: x3.3, 1090ms
+
+
+def _value(token):
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        return Decimal(token.replace(",", ""))
+    except InvalidOperation:  # pragma: no cover - the regex only yields numbers
+        return None
+
+
+def _quoted(token):
+    """A figure worth checking: two or more digits, or a decimal point or exponent."""
+    plain = token.replace(",", "")
+    return bool(re.search(r"[.eE]", plain)) or len(plain.lstrip("0")) >= 2
+
+
+def _uncited_prose(markdown):
+    """The prose of a Markdown cell without code, links, or cited blockquotes."""
+    text = _LINKS.sub(" ", _INLINE_CODE.sub(" ", _FENCED.sub(" ", markdown)))
+    kept, block = [], []
+    for line in text.splitlines() + [""]:
+        if line.lstrip().startswith(">"):
+            block.append(line)
+            continue
+        if block and not any("Source:" in quoted for quoted in block):
+            kept.extend(block)  # a blockquote that names no source is ordinary prose
+        block = []
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _shown(notebook):
+    """Everything the notebook's cells show: their code and their stored outputs."""
+    parts = []
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        parts.append("".join(cell["source"]))
+        for output in cell.get("outputs", []):
+            parts.append("".join(output.get("text", "")))
+            parts += ["".join(v) for k, v in output.get("data", {}).items() if k.startswith("text/")]
+            parts += [output.get("evalue", "")]
+    return "\n".join(parts)
+
+
+def unshown_numbers(notebook):
+    """Numbers quoted in the notebook's prose that no cell prints and no source is cited for."""
+    shown = {_value(t) for t in _SHOWN_NUMBER.findall(_shown(notebook))}
+    missing = []
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown":
+            for token in _PROSE_NUMBER.findall(_uncited_prose("".join(cell["source"]))):
+                if _quoted(token) and _value(token) not in shown and token not in missing:
+                    missing.append(token)
+    return missing
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_number_in_the_prose_is_printed_by_a_cell_or_cited(path):
+    missing = unshown_numbers(json.loads(path.read_text(encoding="utf-8")))
+    assert not missing, (
+        f"{path.name}: the prose quotes {missing}, which no code cell or stored output shows. Print it from a "
+        "cell, or cite it on a blockquote line that names its source (> ... Source: ...)."
+    )
+
+
+def _fake_notebook(markdown, output="", code="x = 1"):
+    stream = [{"output_type": "stream", "name": "stdout", "text": output}] if output else []
+    return {"cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": markdown},
+        {"cell_type": "code", "metadata": {}, "source": code, "outputs": stream, "execution_count": 1},
+    ]}
+
+
+def test_the_prose_number_check_catches_a_planted_wrong_number():
+    printed = "after 20 steps: 12717 prompt tokens (x3.3)\n"
+    assert unshown_numbers(_fake_notebook("20 steps cost 12,717 tokens, 3.3 times as many.", printed)) == []
+    assert unshown_numbers(_fake_notebook("20 steps cost 12,718 tokens.", printed)) == ["12,718"]
+    assert unshown_numbers(_fake_notebook("It grew 3.4 times.", printed)) == ["3.4"]
+    assert unshown_numbers(_fake_notebook("25 steps.", printed + "25185")) == ["25"]  # whole numbers, not digits
+
+
+def test_the_prose_number_check_ignores_code_small_counts_and_names_and_accepts_cited_figures():
+    prose = (
+        "Step 2 of notebook 04, section 3. `max_steps=20` and\n```python\nrun(45)\n```\n"
+        "o200k_base, SmolLM2-135M, 127.0.0.1 and [a paper](https://arxiv.org/abs/2210.03629).\n"
+        '<img src="loop.png" width="600">\n'
+        "> The fixed agent ran 45 steps with 34 real searches.\n> Source: the incident report.\n"
+    )
+    assert unshown_numbers(_fake_notebook(prose)) == []
+    assert unshown_numbers(_fake_notebook("> The fixed agent ran 45 steps.\n> (no source named)\n")) == ["45"]
+    assert unshown_numbers(_fake_notebook("The code says 45.", code="steps = 45")) == []

@@ -82,11 +82,22 @@ def test_tool_input_comes_from_the_action_line_only():
     assert (p.action, p.argument, p.invented_observation) == ("Search", "Steve Jobs", True)
 
 
-def test_naive_greedy_parser_swallows_invented_lines():
+def test_incident_parser_takes_everything_after_the_first_action_as_tool_input():
     reply = "Thought: look\nAction: Search[Steve Jobs]\n" + invented_tail()
     naive, defended = naive_parse(reply), parse_reply(reply)
-    assert len(naive.argument) > 1500 and "Observation:" in naive.argument
+    assert naive.action == "Search" and len(naive.argument) > 1500 and "Observation:" in naive.argument
+    assert naive.argument.startswith("Steve Jobs]\nObservation:") and naive.argument.endswith("Finish[24820")
     assert defended.argument == "Steve Jobs"
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("Thought: ok\nAction: Search[Steve Jobs]", ("Search", "Steve Jobs")),  # a clean reply parses fine
+    ("Action: Finish[25185]\n", ("Finish", "25185")),
+    ("Action:\nFinish[\n25185\n]", ("Finish", "25185")),
+    ("no action here", ("", "")),
+])
+def test_incident_parser_on_clean_replies(reply, expected):
+    assert (naive_parse(reply).action, naive_parse(reply).argument) == expected
 
 
 @pytest.mark.parametrize("reply", ["", "   ", "The answer is probably 25185.", "Thought: only thinking", None, 42])

@@ -4,7 +4,7 @@ import re
 import pytest
 
 from agentkit.llm import Rule, ScriptedLLM, get_llm
-from agentkit.parsing import FORMAT_REMINDER, naive_parse
+from agentkit.parsing import FORMAT_REMINDER, naive_parse, parse_reply
 from agentkit.react import FALLBACK_MARKER, FALLBACK_PROMPT, ROLE_PROMPT, ReActAgent, StopRun
 from agentkit.scripts.react import CHECKPOINT_QUESTION, REACT_MARKER, SAVINGS_QUESTION, SAVINGS_YEARS
 from agentkit.sick import (
@@ -122,16 +122,34 @@ def test_invented_observations_never_run_and_never_reach_the_next_prompt():
     assert all("source 1" not in c.prompt and "1956" not in c.prompt for c in agent.llm.calls)
 
 
-def test_incident_naive_parser_sends_invented_lines_as_a_query():
-    agent = ReActAgent(InventorLLM(), incident_executor(), 5, parse=naive_parse)
+def test_incident_bad_day_every_search_rejected_budget_spent_answer_forced():
+    agent = ReActAgent(InventorLLM(), incident_executor(), 5, parse=naive_parse, finish_fallback=True)
     agent.run(CHECKPOINT_QUESTION, verbose=False)
-    first = agent.tools.log[0]
-    assert len(first.argument) > 1500 and "Observation:" in first.argument
-    assert first.output.startswith("error: query is too long, max 1500 characters")
-    assert agent.answer != "25185"
-    # The invented lines went into the history too: the next prompt carries them.
+    assert [c.tool for c in agent.tools.log] == ["Search"] * 5
+    assert all(len(c.argument) > 1500 and "Observation:" in c.argument for c in agent.tools.log)
+    assert all(c.output == "error: Query is too long. Max query length is 1500 characters." for c in agent.tools.log)
+    assert agent.stop_reason == "max_steps" and agent.unverified
+    assert len(agent.llm.calls) == 6 and FALLBACK_MARKER in agent.llm.calls[-1].prompt
+    # The forced answer is a guess resting on the invented sources, which the history carried.
+    assert agent.answer == "24820"
     assert "according to source 1" in agent.llm.calls[1].prompt
     assert len(invented_tail()) > 1500
+
+
+def test_incident_good_day_same_parser_clean_two_steps():
+    agent = ReActAgent(InventorLLM(rambles=False), incident_executor(), 5, parse=naive_parse, finish_fallback=True)
+    agent.run(CHECKPOINT_QUESTION, verbose=False)
+    assert [s.action for s in agent.trace] == ["Search", "Finish"]
+    assert agent.answer == "25185" and agent.stop_reason == "finished" and not agent.unverified
+    assert [c.argument for c in agent.tools.log] == ["Steve Jobs"]
+
+
+def test_incident_bad_day_defended_parser_runs_only_real_actions():
+    agent = ReActAgent(InventorLLM(), incident_executor(), 5, parse=parse_reply)
+    agent.run(CHECKPOINT_QUESTION, verbose=False)
+    assert agent.answer == "25185" and agent.stop_reason == "finished"
+    assert "\n" in agent.trace[-1].reply.split("Finish[")[1]  # the Finish spanned lines
+    assert [c.argument for c in agent.tools.log] == ["Steve Jobs", "(2024 - 1955) * 365"]
 
 
 def test_finish_fallback_is_one_more_call_without_tools_and_marked_unverified():

@@ -32,7 +32,8 @@ def test_inventor_writes_a_long_fake_continuation():
 
 
 def test_length_limited_search_rejects_long_queries_only():
-    assert length_limited_search("x" * 1501).startswith("error: query is too long, max 1500 characters")
+    assert length_limited_search("x" * 1501) == "error: Query is too long. Max query length is 1500 characters."
+    assert "1955" in length_limited_search("x" * 1489 + " Steve Jobs")  # exactly 1500: accepted
     assert "1955" in length_limited_search("Steve Jobs")
 
 
