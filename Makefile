@@ -11,7 +11,7 @@ EXECUTE := $(VENV)/bin/jupyter nbconvert --to notebook --execute \
            --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.store_widget_state=False \
            --ExecutePreprocessor.record_timing=False
 
-.PHONY: setup lab test test-pythons course course-local course-real notebooks site browser clean
+.PHONY: setup lab test test-pythons course course-local course-real notebooks site browser bench clean
 
 setup: $(STAMP)
 
@@ -77,5 +77,17 @@ $(BROWSER_STAMP): requirements-browser.txt $(STAMP)
 browser: $(BROWSER_STAMP) site
 	$(PY) tools/browser_test.py
 
+## The loop-overhead benchmark against smolagents, LangChain and LangGraph (its own venv, bench/requirements.txt).
+BENCH_VENV := .venv-bench
+$(BENCH_VENV)/.installed: requirements.txt bench/requirements.txt pyproject.toml
+	@$(PYTHON) tools/check_python.py
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -r requirements.txt -r bench/requirements.txt
+	$(BENCH_VENV)/bin/python -m pip install --no-deps -e .
+	touch $@
+
+bench: $(BENCH_VENV)/.installed
+	$(BENCH_VENV)/bin/python bench/loop_overhead.py
+
 clean:
-	rm -rf $(VENV) $(VENV)-3.* build
+	rm -rf $(VENV) $(VENV)-3.* $(BENCH_VENV) build

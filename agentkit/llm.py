@@ -42,6 +42,7 @@ class CallRecord:
     model: str = ""
     cached_tokens: int = 0
     note: str = ""
+    tool_calls: list = field(default_factory=list)  # FunctionCall entries, for a request with tools
 
     @property
     def total_tokens(self) -> int:
@@ -61,7 +62,14 @@ def as_messages(messages: Union[str, list[dict]]) -> list[dict]:
 
 def prompt_text(messages: list[dict]) -> str:
     """The text of a prompt, as one string (what content-based rules match against)."""
-    return "\n\n".join(str(m.get("content", "")) for m in messages)
+    return "\n\n".join(_message_text(m) for m in messages)
+
+
+def _message_text(message: dict) -> str:
+    # An assistant turn that called tools has no content; its calls are its text.
+    calls = [f"{c['function']['name']}({c['function']['arguments']})" for c in message.get("tool_calls") or []]
+    content = message.get("content", "")
+    return "\n".join([*([] if content is None else [str(content)]), *calls])
 
 
 class LedgerLLM:
@@ -90,6 +98,23 @@ class LedgerLLM:
 
     def _complete(self, messages: list[dict], temperature: float) -> tuple[str, dict]:
         raise NotImplementedError
+
+    def act(self, messages, tools: list[dict], temperature: float = 0, tool_choice=None) -> "AssistantTurn":
+        """One call that offers `tools` (chat-completions schemas); the reply may ask for tool calls."""
+        messages = as_messages(messages)
+        start = time.perf_counter()
+        turn, usage = self._complete_with_tools(messages, tools, temperature, tool_choice)
+        self.calls.append(
+            CallRecord(messages=messages, reply=turn.content, temperature=temperature,
+                       latency_s=time.perf_counter() - start, model=self.model,
+                       tool_calls=list(turn.tool_calls), **usage)
+        )
+        return turn
+
+    def _complete_with_tools(self, messages, tools, temperature, tool_choice) -> tuple["AssistantTurn", dict]:
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot call tools natively; use the text protocol (ReActAgent) with it."
+        )
 
     def reset(self) -> None:
         """Forget the ledger (the client itself is stateless)."""
@@ -147,25 +172,39 @@ class ScriptedLLM(LedgerLLM):
         self.rules.insert(0 if first else len(self.rules), rule)
         return rule
 
-    def _complete(self, messages, temperature):
+    def _answer(self, messages) -> tuple:
+        """The first matching rule's answer (a str, or an AssistantTurn for a native rule) and a note."""
         prompt = prompt_text(messages)
         for rule in self.rules:
             if rule.matches(prompt):
-                reply, note = rule.answer(prompt), f"rule: {rule.name or repr(rule.when)}"
-                break
-        else:
-            tail = " ".join(prompt.split())[-160:]
-            reply = (
-                f"{NO_SCRIPT} The stand-in has no rule for a prompt ending in: '{tail}'. "
-                "Add one with llm.add(when, reply), or switch to a real model (AP_MODE=real)."
-            )
-            note = "no script"
+                return rule.answer(prompt), f"rule: {rule.name or repr(rule.when)}"
+        tail = " ".join(prompt.split())[-160:]
+        reply = (
+            f"{NO_SCRIPT} The stand-in has no rule for a prompt ending in: '{tail}'. "
+            "Add one with llm.add(when, reply), or switch to a real model (AP_MODE=real)."
+        )
+        return reply, "no script"
+
+    def _complete(self, messages, temperature):
+        reply, note = self._answer(messages)
+        if isinstance(reply, AssistantTurn):
+            reply = reply.as_text()
         usage = {
             "prompt_tokens": tokens.count_messages(messages),
             "completion_tokens": tokens.count_tokens(reply),
             "note": note,
         }
         return reply, usage
+
+    def _complete_with_tools(self, messages, tools, temperature, tool_choice):
+        answer, note = self._answer(messages)
+        turn = answer if isinstance(answer, AssistantTurn) else AssistantTurn(str(answer))
+        usage = {
+            "prompt_tokens": tokens.count_messages(messages),
+            "completion_tokens": tokens.count_tokens(turn.as_text()),
+            "note": note,
+        }
+        return turn, usage
 
 
 # --- the real client ----------------------------------------------------------
@@ -270,6 +309,18 @@ class OpenAIChatLLM(LedgerLLM):
             raise self._fail(f"Malformed response, no message text ({e}): {str(response)[:200]}") from e
         return reply, self._usage(messages, reply, getattr(response, "usage", None))
 
+    def _complete_with_tools(self, messages, tools, temperature, tool_choice):
+        extra = {"tool_choice": tool_choice} if tool_choice else {}
+        response = self._request(self.client.chat.completions.create, messages=messages, tools=tools,
+                                 temperature=temperature, **extra)
+        try:
+            message = response.choices[0].message
+            calls = [FunctionCall(c.id or "", c.function.name, c.function.arguments) for c in message.tool_calls or []]
+            turn = AssistantTurn(message.content or "", calls)
+        except (AttributeError, IndexError, TypeError) as e:
+            raise self._fail(f"Malformed response, no message or tool calls ({e}): {str(response)[:200]}") from e
+        return turn, self._usage(messages, turn.as_text(), getattr(response, "usage", None))
+
     @staticmethod
     def _usage(messages, reply, usage) -> dict:
         if usage is None or usage.prompt_tokens is None:
@@ -284,6 +335,40 @@ class OpenAIChatLLM(LedgerLLM):
             "completion_tokens": usage.completion_tokens or 0,
             "cached_tokens": (getattr(details, "cached_tokens", None) or 0) if details else 0,
         }
+
+
+# --- native tool calls: what a reply to a request with `tools` carries ------------------
+
+
+@dataclass
+class FunctionCall:
+    """One tool call the model asked for: the server's id, the tool's name, its arguments as sent."""
+
+    id: str
+    name: str
+    arguments: str  # the model's own text, meant to be a JSON object; nothing checked yet
+
+
+@dataclass
+class AssistantTurn:
+    """A reply to a request with tools: text (may be empty) and the tool calls it asks for."""
+
+    content: str = ""
+    tool_calls: list = field(default_factory=list)
+
+    def as_message(self) -> dict:
+        """The assistant message to re-send in the history (the chat API's shape)."""
+        message: dict = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
+
+    def as_text(self) -> str:
+        """One readable line per part: the text, then each call as Name(arguments)."""
+        return _message_text(self.as_message())
 
 
 # --- the factory --------------------------------------------------------------

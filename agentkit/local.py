@@ -64,15 +64,17 @@ class LocalServer:
     """llama.cpp's OpenAI-compatible server for one GGUF model, in a child process.
 
     Use it as a context manager, or call start() and stop(). `max_tokens` caps every reply.
+    `chat_template` (Jinja) replaces the model's own, e.g. one that knows tools (agentkit.native).
     """
 
     def __init__(self, model: Path | str | None = None, *, n_ctx: int = 4096, threads: int | None = None,
-                 max_tokens: int = 64, log_path: Path | str | None = None) -> None:
+                 max_tokens: int = 64, log_path: Path | str | None = None, chat_template: str = "") -> None:
         self.model = Path(model) if model else None
         self.n_ctx = n_ctx
         self.threads = threads or default_threads()
         self.max_tokens = max_tokens
         self.log_path = Path(log_path) if log_path else None
+        self.chat_template = chat_template
         self.process: subprocess.Popen | None = None
         self.address = ""
         self.load_s = 0.0  # seconds llama.cpp took to load the model and open the port
@@ -92,7 +94,8 @@ class LocalServer:
         model = self.model or model_path()
         if self.log_path is None:
             self.log_path = Path(tempfile.mkdtemp(prefix="agentkit-llama-")) / "llama-server.log"
-        config = {"model": str(model), "n_ctx": self.n_ctx, "threads": self.threads, "max_tokens": self.max_tokens}
+        config = {"model": str(model), "n_ctx": self.n_ctx, "threads": self.threads, "max_tokens": self.max_tokens,
+                  "chat_template": self.chat_template}
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "agentkit.local", json.dumps(config)],
@@ -262,6 +265,8 @@ def _serve(config: dict) -> int:
         params.cpuparams_batch.n_threads = config["threads"]
         params.hostnames = ["127.0.0.1"]
         params.port = 0  # the OS picks a free port; listening_address reports it
+        if config.get("chat_template"):
+            params.chat_template = config["chat_template"]
         start = time.perf_counter()
         server = xllamacpp.Server(params)
         load_s = time.perf_counter() - start

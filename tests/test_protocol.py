@@ -12,12 +12,13 @@ import pytest
 import agentkit
 from agentkit.lessons import LessonStore
 from agentkit.llm import get_llm
+from agentkit.native import NativeReActAgent
 from agentkit.plan import PlanAndExecuteAgent, PlanAndSolveAgent, inject_failure
 from agentkit.react import ReActAgent
 from agentkit.reflection import ReflectionAgent
 from agentkit.reflexion import ReflexionAgent
 from agentkit.scripts.plan import APPLES_QUESTION, YEARS_QUESTION
-from agentkit.scripts.react import SAVINGS_QUESTION
+from agentkit.scripts.react import CHECKPOINT_QUESTION, SAVINGS_QUESTION
 from agentkit.scripts.reflexion import TURING_QUESTION
 from agentkit.tools import default_executor
 
@@ -79,7 +80,15 @@ def reflexion(llm, tmp_path):
         return [(t.answer, t.success, t.shown, t.used) for t in result.trials], len(store)
 
 
-RECIPES = {"ReActAgent": react, "PlanAndSolveAgent": plan_and_solve, "PlanAndExecuteAgent": plan_and_execute,
+def native(llm, tmp_path):
+    # Native tool calls need act() besides think(): the bare object lends its stand-in's, and still keeps no ledger.
+    if not hasattr(llm, "act"):
+        llm.act = llm._model.act
+    agent = NativeReActAgent(llm)
+    return agent.run(CHECKPOINT_QUESTION, verbose=False), agent.stop_reason, len(agent.trace)
+
+
+RECIPES = {"ReActAgent": react, "NativeReActAgent": native, "PlanAndSolveAgent": plan_and_solve, "PlanAndExecuteAgent": plan_and_execute,
            "ReflectionAgent": reflection, "ReflexionAgent": reflexion}
 
 

@@ -1,17 +1,14 @@
-"""The real client, driven through the real openai SDK against a tiny local HTTP server.
+"""The real client, driven through the real openai SDK against the loopback server.
 
-The server answers from a list of canned responses (the last one repeats), records
-every request it saw, and asks the SDK to retry after 1 ms so retries stay fast.
+Here the server answers from a list of canned responses (the n-th request gets the n-th, the
+last one repeats): a sick server on purpose. It records every request it saw, and asks the SDK
+to retry after 1 ms so retries stay fast.
 """
-import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from agentkit.llm import VALID_MODES, LLMError, MissingSettingError, OpenAIChatLLM, get_llm
 from agentkit.local import CompletionLLM
+from agentkit.loopback import Canned, serve
 
 SETTINGS = ("LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL_ID", "AP_MODE")
 FAST_RETRY = {"retry-after-ms": "1", "retry-after": "0"}
@@ -39,60 +36,26 @@ def chat_body(content="Paris.", prompt_tokens=12, completion_tokens=3, cached_to
     }
 
 
-def reply(status=200, body=None, raw=None, headers=None, delay=0.0):
-    """A canned HTTP response: a JSON body, or raw bytes for malformed cases, after `delay` s."""
-    data = raw if raw is not None else json.dumps(body if body is not None else {}).encode()
-    return {"status": status, "data": data, "headers": {**FAST_RETRY, **(headers or {})}, "delay": delay}
+def reply(status=200, body=None, raw=None, headers=None):
+    """A canned HTTP response: a JSON body, or raw bytes for malformed cases."""
+    return Canned(status, body if body is not None else {}, raw, {**FAST_RETRY, **(headers or {})})
 
 
-class FakeOpenAI(ThreadingHTTPServer):
-    daemon_threads = True
+def in_turn(*responses):
+    """A replier that answers the n-th request with the n-th response; the last one repeats."""
+    seen = []
 
-    def __init__(self):
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.responses = [reply(body=chat_body())]
-        self.requests = []  # (path, headers, json body) of every request seen
+    def answer(body):
+        seen.append(body)
+        return responses[min(len(seen), len(responses)) - 1]
 
-    @property
-    def base_url(self):
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-
-class Handler(BaseHTTPRequestHandler):
-    def do_POST(self):
-        server = self.server
-        length = int(self.headers.get("Content-Length", 0))
-        server.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(self.rfile.read(length))))
-        index = min(len(server.requests), len(server.responses)) - 1
-        canned = server.responses[index]
-        time.sleep(canned["delay"])
-        try:
-            self._send(canned)
-        except OSError:  # the client gave up waiting (the timeout test)
-            pass
-
-    def _send(self, canned):
-        self.send_response(canned["status"])
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(canned["data"])))
-        for name, value in canned["headers"].items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(canned["data"])
-
-    def log_message(self, *args):  # keep test output quiet
-        pass
+    return answer
 
 
 @pytest.fixture
 def server():
-    srv = FakeOpenAI()
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join(timeout=5)
+    with serve(in_turn(reply(body=chat_body()))) as srv:
+        yield srv
 
 
 @pytest.fixture(autouse=True)
@@ -116,7 +79,8 @@ def test_round_trip_puts_server_usage_in_the_ledger(server):
     answer = llm.think(messages, temperature=0.3)
 
     assert answer == "Paris."
-    [(path, headers, body)] = server.requests
+    [request] = server.requests
+    path, headers, body = request.path, request.headers, request.body
     assert path == "/v1/chat/completions"
     assert headers["authorization"] == "Bearer test-key"
     assert body["model"] == "test-model"
@@ -129,10 +93,10 @@ def test_round_trip_puts_server_usage_in_the_ledger(server):
 
 
 def test_a_429_is_retried_then_succeeds(server):
-    server.responses = [
+    server.replier = in_turn(
         reply(429, {"error": {"message": "slow down", "type": "rate_limit"}}),
         reply(body=chat_body("Second time lucky.")),
-    ]
+    )
     llm = client(server, max_retries=2)
 
     assert llm.think("hello") == "Second time lucky."
@@ -141,7 +105,7 @@ def test_a_429_is_retried_then_succeeds(server):
 
 
 def test_a_persistent_500_becomes_one_clear_error(server):
-    server.responses = [reply(500, {"error": {"message": "boom", "type": "server_error"}})]
+    server.replier = in_turn(reply(500, {"error": {"message": "boom", "type": "server_error"}}))
     llm = client(server, max_retries=2)
 
     with pytest.raises(LLMError) as failure:
@@ -162,7 +126,7 @@ def test_a_persistent_500_becomes_one_clear_error(server):
     [(401, "LLM_API_KEY is probably wrong"), (404, "end in /v1")],
 )
 def test_a_refused_key_or_a_wrong_url_fails_at_once_saying_what_to_fix(server, status, hint):
-    server.responses = [reply(status, {"error": {"message": "nope", "type": "invalid_request_error"}})]
+    server.replier = in_turn(reply(status, {"error": {"message": "nope", "type": "invalid_request_error"}}))
     llm = client(server, max_retries=2)
 
     with pytest.raises(LLMError) as failure:
@@ -174,7 +138,7 @@ def test_a_refused_key_or_a_wrong_url_fails_at_once_saying_what_to_fix(server, s
 
 
 def test_a_server_slower_than_the_timeout_is_a_clear_error(server):
-    server.responses = [reply(body=chat_body("too late"), delay=0.5)]
+    server.replier, server.latency_s = in_turn(reply(body=chat_body("too late"))), 0.5
     llm = OpenAIChatLLM(api_key="k", base_url=server.base_url, model="m", timeout=0.1, max_retries=0)
 
     with pytest.raises(LLMError, match="timed out") as failure:
@@ -184,7 +148,7 @@ def test_a_server_slower_than_the_timeout_is_a_clear_error(server):
 
 
 def test_a_body_that_is_not_json_is_a_clear_error(server):
-    server.responses = [reply(raw=b"<html>gateway says hi</html>")]
+    server.replier = in_turn(reply(raw=b"<html>gateway says hi</html>"))
     llm = client(server, max_retries=0)
 
     with pytest.raises(LLMError, match="not JSON") as failure:
@@ -195,7 +159,7 @@ def test_a_body_that_is_not_json_is_a_clear_error(server):
 
 
 def test_json_without_choices_is_a_clear_error(server):
-    server.responses = [reply(body={"object": "chat.completion", "note": "no choices here"})]
+    server.replier = in_turn(reply(body={"object": "chat.completion", "note": "no choices here"}))
     llm = client(server, max_retries=0)
 
     with pytest.raises(LLMError, match="Malformed response") as failure:
@@ -207,8 +171,7 @@ def test_json_without_choices_is_a_clear_error(server):
 
 def test_a_server_that_is_down_is_a_clear_error(server):
     url = server.base_url
-    server.shutdown()
-    server.server_close()
+    server.stop()
     llm = OpenAIChatLLM(api_key="k", base_url=url, model="m", max_retries=0)
 
     with pytest.raises(LLMError, match="Could not connect") as failure:
@@ -244,7 +207,8 @@ def test_settings_are_read_from_a_dotenv_file(server, tmp_path):
     llm = OpenAIChatLLM(max_retries=0)
 
     assert llm.think("hi") == "Paris."
-    [(_, headers, body)] = server.requests
+    [request] = server.requests
+    headers, body = request.headers, request.body
     assert headers["authorization"] == "Bearer key-from-dotenv"
     assert body["model"] == "dotenv-model"
 
@@ -254,7 +218,7 @@ def test_the_environment_wins_over_dotenv(server, tmp_path, monkeypatch):
     monkeypatch.setenv("LLM_API_KEY", "from-env")
     OpenAIChatLLM(max_retries=0).think("hi")
 
-    assert server.requests[0][1]["authorization"] == "Bearer from-env"
+    assert server.requests[0].headers["authorization"] == "Bearer from-env"
 
 
 def test_an_empty_variable_hides_the_dotenv_value(tmp_path, monkeypatch):
@@ -278,13 +242,14 @@ def completion_body(text=" I should search.\nAction: Search[Steve Jobs]"):
 
 
 def test_completion_style_sends_examples_then_question_and_stops_before_observations(server):
-    server.responses = [reply(body=completion_body())]
+    server.replier = in_turn(reply(body=completion_body()))
     llm = CompletionLLM("Question: an example\nThought: ...", api_key="k", base_url=server.base_url, model="m")
     messages = [{"role": "system", "content": "ROLE PROMPT"}, {"role": "user", "content": "Question: the real one"}]
 
     answer = llm.think(messages)
 
-    [(path, _, body)] = server.requests
+    [request] = server.requests
+    path, body = request.path, request.body
     assert path == "/v1/completions"
     assert body["prompt"] == "Question: an example\nThought: ...\n\nQuestion: the real one\nThought:"
     assert "ROLE PROMPT" not in body["prompt"]  # system text only with system=True
@@ -296,7 +261,7 @@ def test_completion_style_sends_examples_then_question_and_stops_before_observat
 
 
 def test_completion_style_failures_are_clear_errors(server):
-    server.responses = [reply(raw=b"not json at all")]
+    server.replier = in_turn(reply(raw=b"not json at all"))
     llm = CompletionLLM("", api_key="k", base_url=server.base_url, model="m", max_retries=0)
 
     with pytest.raises(LLMError, match="LLM_BASE_URL"):

@@ -2,7 +2,7 @@
 import socket
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentkit import tokens
@@ -119,3 +119,104 @@ def test_counting_needs_no_network(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", refuse)
     tokens.get_encoding.cache_clear()
     assert tokens.count_tokens("offline 离线") == len(tokens.encode("offline 离线")) > 0
+
+
+# --- counting without recounting ------------------------------------------------------
+# The incremental counter must give exactly what a full encode gives, on every call.
+
+pieces = st.sampled_from(
+    ["Thought: ", "Action: Search[", "]", "Observation: ", "\n", "\n\n", " ", "  ", "\t", "/", "//", "\r\n",
+     "Steve Jobs", "1955", "25185", ".", "!", "'s", "史蒂夫", "的历史记录", "🚀", "👩‍💻", "é", "ABC", "x",
+     "\u0301", "]", " ]", "'", "\x00", "½", "Ⅻ"]
+)
+lines = st.lists(pieces, max_size=12).map("".join)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(lines, min_size=1, max_size=25), st.sampled_from(["", "\n", "\nSteps left: 3."]))
+def test_growing_prompts_count_exactly_as_a_full_encode(oracle, steps, tail):
+    counter = tokens.IncrementalCounter()
+    history = "You are an agent.\nQuestion: x" + "a" * 300  # long enough for the prefix memory
+    for line in ["a.", "//b", "x;", "/", *steps]:
+        history += "\n" + line
+        for text in (history, history + tail):
+            assert counter.count(text) == len(oracle_ids(oracle, text)), repr(text[-80:])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(pieces, max_size=60).map("".join))
+@example("a.\n//b\nx;\n/\nfoo\n\nbar")
+def test_a_safe_cut_splits_the_count_exactly(oracle, text):
+    cuts = [m.end() for m in tokens._SAFE_CUT.finditer(text)]
+    whole = len(oracle_ids(oracle, text))
+    for cut in cuts:
+        assert len(oracle_ids(oracle, text[:cut])) + len(oracle_ids(oracle, text[cut:])) == whole
+
+
+def test_not_every_newline_is_a_safe_cut(oracle):
+    # "/" and whitespace after a newline can join the piece before it: those are not cuts.
+    for text in ("a.\n//b", "foo\n\nbar", "a;\n/"):
+        cut = text.index("\n") + 1
+        assert cut not in [m.end() for m in tokens._SAFE_CUT.finditer(text)]
+        assert len(oracle_ids(oracle, text[:cut])) + len(oracle_ids(oracle, text[cut:])) != len(oracle_ids(oracle, text))
+
+
+@pytest.mark.parametrize("after", ["/usr/bin", "//x", " indented", "\tTab", "\n\nmore", "Plain"])
+def test_a_remembered_prefix_is_used_only_where_it_is_still_a_safe_cut(oracle, after):
+    counter = tokens.IncrementalCounter()
+    base = "Question: why?\n" + "word " * 80 + "end.\n"
+    counter.count(base + "Steps left: 2.")  # remembers base, cut just before "Steps"
+    for text in (base + after, base + after + "\nObservation: ok."):
+        assert counter.count(text) == len(oracle_ids(oracle, text)), repr(text[-40:])
+
+
+def test_every_call_of_a_long_react_run_is_counted_exactly(oracle):
+    from agentkit.llm import Rule, ScriptedLLM
+    from agentkit.react import ReActAgent
+    from agentkit.tools import ToolExecutor
+
+    def reply(prompt):
+        k = prompt.count("\nObservation:")
+        return "Action: Finish[done]" if k >= 39 else f"Thought: look at item {k} 第{k}步 🚀\nAction: Echo[item {k}]"
+
+    tools = ToolExecutor()
+    tools.register("Echo", lambda s: f"echo {s}\n/path/{s}\n  indented", "echo the input")
+    agent = ReActAgent(ScriptedLLM([Rule(lambda p: True, reply)]), tools, max_steps=40)
+    agent.run("What is the answer to this uniquely worded question?", verbose=False)
+    assert len(agent.llm.calls) == 40
+    for call in agent.llm.calls:
+        assert call.prompt_tokens == expected_chat_tokens(oracle, call.messages)
+        assert call.completion_tokens == len(oracle_ids(oracle, call.reply))
+
+
+line_ends = st.sampled_from(["\n", "\n\n", " \n", "  \n\n", "\r\n", "\n \n", "\t\n", " ", "  "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(pieces, min_size=1, max_size=10).map("".join).filter(lambda t: t.strip()), line_ends)
+def test_a_line_counted_before_is_extended_by_its_line_break_exactly(oracle, line, end):
+    counter = tokens.IncrementalCounter()
+    body = line.rstrip()
+    assert counter.count(body) == len(oracle_ids(oracle, body))  # remembered, as a reply's last line is
+    assert counter._chunk(body + end) == len(oracle_ids(oracle, body + end)), repr(body[-12:] + end)
+
+
+@pytest.mark.parametrize("body", ["Action: Search[Steve Jobs]", "Observation: 25185", "ok.)", "a ]", "a  ]]",
+                                  "x ...", "naïve", "e\u0301", "日本語。", "🚀", "it's", "I'", "1955"])
+@pytest.mark.parametrize("end", ["\n", "\n\n", " \n", "\n \n"])
+def test_line_breaks_after_every_kind_of_last_piece(oracle, body, end):
+    counter = tokens.IncrementalCounter()
+    counter.count(body)
+    assert counter._chunk(body + end) == len(oracle_ids(oracle, body + end))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_the_ascii_fast_path_counts_exactly_as_a_full_encode(oracle, text):
+    assert tokens._count_new(text, tokens.DEFAULT_ENCODING) == len(oracle_ids(oracle, text))
+
+
+@pytest.mark.parametrize("text", ["it's THEY'LL we'VE I'm", "x\x1c\x1fy", "a\x0b\x0c b", "  \n\n  x", "ABCdef GHi jKL",
+                                  "1234567 89", "a/b//\n/c", "end.\n\n/", "tab\tthen\t\n"])
+def test_the_ascii_fast_path_on_the_pre_tokenizer_corners(oracle, text):
+    assert tokens._count_new(text, tokens.DEFAULT_ENCODING) == len(oracle_ids(oracle, text))

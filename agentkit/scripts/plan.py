@@ -2,6 +2,8 @@
 
 Every rule keys on a role phrase only agentkit.plan's prompts contain, plus the
 task's question, and reads the state (earlier results, current step) from the prompt.
+One more rule answers plain ReAct (agentkit.react's role prompt) on the years question,
+so the chapter can put ReAct's token bill beside Plan-and-Execute's on the same task.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import re
 
 from ..llm import Rule
 from ..plan import EXECUTOR_ROLE, PLANNER_ROLE, REPLAN_HEADER, STEP_ROLE
+from .react import REACT_MARKER
 
 APPLES_QUESTION = (
     "The cafeteria had 23 apples. They used 20 to make lunch and bought 6 more. "
@@ -135,6 +138,21 @@ def _years_replan(prompt: str) -> str:
     return json.dumps([{"step": i, "task": task} for i, task in enumerate(remaining, 1)])
 
 
+def _years_react(prompt: str) -> str:
+    """Plain ReAct on the years question: look up both people, subtract, finish, read from the history."""
+    seen = re.findall(r"^Observation: (.*)$", prompt, re.MULTILINE)
+    years = {name: re.search(r"\((?:\w+ \d+, )?(\d{4})", text).group(1)
+             for text in seen for name in ("Lovelace", "Turing") if text.startswith(("Ada", "Alan")) and name in text}
+    if seen and re.fullmatch(r"-?\d+", seen[-1].strip()):
+        return _thought_action("The calculator gives the gap.",
+                               f"Finish[Alan Turing was born {seen[-1].strip()} years after Ada Lovelace.]")
+    if "Lovelace" not in years:
+        return _thought_action("I need Ada Lovelace's birth year.", "Search[Ada Lovelace]")
+    if "Turing" not in years:
+        return _thought_action("Now Alan Turing's birth year.", "Search[Alan Turing]")
+    return _thought_action("I subtract the two years.", f"Calculate[{years['Turing']} - {years['Lovelace']}]")
+
+
 def _is_planner(question_marker: str):
     return lambda p: PLANNER_ROLE in p and question_marker in p and REPLAN_HEADER not in p
 
@@ -149,4 +167,6 @@ RULES = [
          name="plan: years replanner"),
     Rule(_is_planner(YEARS_QUESTION), json.dumps(YEARS_PLAN), name="plan: years planner"),
     Rule(lambda p: STEP_ROLE in p and YEARS_QUESTION in p, _years_step, name="plan: years step"),
+    Rule(lambda p: REACT_MARKER in p and f"Question: {YEARS_QUESTION}" in p and STEP_ROLE not in p,
+         _years_react, name="plan: years, plain ReAct"),
 ]

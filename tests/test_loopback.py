@@ -1,0 +1,146 @@
+"""The loopback server: real HTTP through the real openai SDK, latency that overlaps, 429s the SDK honours."""
+import json
+import time
+
+import pytest
+
+from agentkit.batch import run_batch
+from agentkit.llm import LLMError, ScriptedLLM, Rule
+from agentkit.channels import chapter_client, time_batch
+from agentkit.loopback import Canned, serve, tool_call
+from agentkit.native import NativeReActAgent
+from agentkit.scripts.react import CHECKPOINT_QUESTION
+
+
+def test_the_default_replier_is_the_stand_in_and_usage_reaches_the_ledger():
+    with serve() as server:
+        llm = server.client()
+        agent = NativeReActAgent(llm, max_steps=4)
+        answer = agent.run(CHECKPOINT_QUESTION, verbose=False)
+
+    assert answer == "25185" and agent.stop_reason == "finished"
+    assert [r.status for r in server.requests] == [200, 200, 200]
+    assert all(r.body["tools"] and r.body["tool_choice"] == "required" for r in server.requests)
+    # The second request re-sends the first call and its result, as the chat API wants them.
+    second = server.requests[1].body["messages"]
+    assert second[2]["tool_calls"][0]["function"]["name"] == "Search"
+    assert second[3]["role"] == "tool" and second[3]["tool_call_id"] == second[2]["tool_calls"][0]["id"]
+    assert "1955" in second[3]["content"]
+    assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in llm.calls)
+    assert [c.tool_calls[0].name for c in llm.calls] == ["Search", "Calculate", "Finish"]
+
+
+def test_a_replier_can_send_text_tool_calls_or_a_raw_response():
+    def replier(body):
+        last = body["messages"][-1]["content"]
+        if last == "text":
+            return "plain words"
+        if last == "call":
+            return {"content": None, "tool_calls": [tool_call("Search", "{not json")]}
+        return Canned(418, {"error": {"message": "I am a teapot", "type": "teapot"}})
+
+    with serve(replier) as server:
+        llm = server.client(max_retries=0)
+        assert llm.think("text") == "plain words"
+        turn = llm.act("call", [{"type": "function", "function": {"name": "Search", "parameters": {}}}])
+        assert (turn.tool_calls[0].name, turn.tool_calls[0].arguments) == ("Search", "{not json")
+        assert turn.tool_calls[0].id  # the server gave the call an id
+        with pytest.raises(LLMError, match="HTTP 418"):
+            llm.think("other")
+
+
+def test_a_replier_that_raises_is_a_500_and_an_unknown_path_a_404():
+    def broken(body):
+        raise KeyError("no such thing")
+
+    with serve(broken) as server:
+        with pytest.raises(LLMError, match="HTTP 500") as failure:
+            server.client(max_retries=0).think("hi")
+        assert "KeyError" in str(failure.value)
+        assert len(server.requests) == 1
+        assert server.answer("/v1/embeddings", {}).status == 404
+
+
+def test_latency_overlaps_across_workers():
+    with serve(lambda body: "ok", latency_s=0.2) as server:
+        llm = server.client()
+        llm.think("warm up")  # the SDK's first request imports and builds a lot: keep it out of the timing
+        start = time.perf_counter()
+        results = run_batch(lambda _: llm.think("hi"), range(4), workers=4, progress=False)
+        wall = time.perf_counter() - start
+
+    assert [r.value for r in results] == ["ok"] * 4
+    assert wall < 0.2 * 4 - 0.1  # four calls of 0.2 s overlapped; one after another takes 0.8 s or more
+    assert len(llm.calls) == 5 and all(c.latency_s >= 0.2 for c in llm.calls)
+
+
+def test_the_sdk_waits_as_long_as_retry_after_says():
+    # Without the header the SDK's first backoff is at most 0.5 s; a longer gap proves it read the header.
+    with serve(lambda body: "after the wait", throttle=1, retry_after_s=0.6) as server:
+        llm = server.client(max_retries=2)
+        assert llm.think("hi") == "after the wait"
+
+    refused, served = server.requests
+    assert (refused.status, served.status) == (429, 200)
+    assert served.at - refused.at >= 0.6
+    assert len(llm.calls) == 1  # retries are the SDK's business: one call in the ledger
+
+
+def test_a_retry_after_beyond_two_minutes_is_not_retried_at_all():
+    with serve(lambda body: "never", throttle=5, retry_after_s=600) as server:
+        with pytest.raises(LLMError, match="HTTP 429"):
+            server.client(max_retries=2).think("hi")
+    assert [r.status for r in server.requests] == [429]
+
+
+def test_throttle_counts_per_distinct_request_so_concurrency_does_not_change_the_429s():
+    with serve(lambda body: body["messages"][-1]["content"], throttle=1, retry_after_s=0.05) as server:
+        llm = server.client(max_retries=2)
+        results = run_batch(lambda n: llm.think(f"task {n}"), range(6), workers=6, progress=False)
+
+    assert [r.value for r in results] == [f"task {n}" for n in range(6)]
+    assert sorted(r.status for r in server.requests) == [200] * 6 + [429] * 6
+
+
+def test_the_stand_in_replier_answers_completions_and_temperature_passes_through():
+    llm = ScriptedLLM([Rule("Question: ping", "pong")])
+    from agentkit.loopback import stand_in_replier
+
+    with serve(stand_in_replier(llm)) as server:
+        client = server.client()
+        assert client.think("Question: ping", temperature=0.7) == "pong"
+        completion = client.client.completions.create(model="m", prompt="Question: ping")
+    assert completion.choices[0].text == "pong"
+    assert [c.temperature for c in llm.calls] == [0.7, 0]
+    assert json.loads(json.dumps(server.requests[0].body))["temperature"] == 0.7
+
+
+def test_a_tool_call_left_unanswered_is_refused_like_a_hosted_api_would():
+    call = {"role": "assistant", "content": None, "tool_calls": [tool_call("Search", "{}", "c1"), tool_call("Search", "{}", "c2")]}
+    answered = [{"role": "tool", "tool_call_id": "c1", "content": "r1"}, {"role": "tool", "tool_call_id": "c2", "content": "r2"}]
+    with serve(lambda body: "fine") as server:
+        llm = server.client(max_retries=0)
+        assert llm.think([{"role": "user", "content": "q"}, call, *answered, {"role": "user", "content": "next"}]) == "fine"
+        with pytest.raises(LLMError, match="HTTP 400.*c2 have no tool message"):
+            llm.think([{"role": "user", "content": "q"}, call, answered[0], {"role": "user", "content": "next"}])
+        with pytest.raises(LLMError, match="HTTP 400.*answers 'c9'"):
+            llm.think([{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": "c9", "content": "r"}])
+
+
+def test_time_batch_times_the_same_tasks_on_one_worker_then_on_several():
+    result = time_batch(tasks=4, latency_s=0.02, workers=4)
+    assert result["calls"] == 2 * 4 * 3  # both batches, three calls per checkpoint run
+    assert result["wall_s"][4] < result["wall_s"][1]
+
+
+def test_the_chapter_client_is_the_stand_in_behind_http_by_default(monkeypatch):
+    monkeypatch.setenv("AP_MODE", "fake")
+    mode, llm, server = chapter_client()
+    try:
+        assert mode == "fake" and llm.base_url == server.base_url
+        assert llm.think("Question: nothing scripted").startswith("[no script")
+    finally:
+        server.stop()
+    monkeypatch.setenv("AP_MODE", "bogus")
+    with pytest.raises(ValueError, match="bogus"):
+        chapter_client()
