@@ -25,7 +25,6 @@ for v in $versions; do
   fi
   counts=$(grep -E '[0-9]+ (passed|failed)' "build/test-python-$v.log" | tail -n 1 | tr -d '=' | xargs)
   summary+=("$v ($("$python" -V 2>&1)): $result in $(( $(date +%s) - start )) s: ${counts:-see the log}  [build/test-python-$v.log]")
-  echo "${summary[-1]}"
 done
 printf '%s\n' "${summary[@]}"
 exit $status
