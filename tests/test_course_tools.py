@@ -1,0 +1,170 @@
+"""The instructors' tools in tools/: the Python gate, the course runner's report, the off-script model."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agentkit.llm import CallRecord, LedgerLLM  # noqa: E402
+from agentkit.plan import parse_plan  # noqa: E402
+from agentkit.reflection import parse_verdict  # noqa: E402
+from agentkit.react import ROLE_PROMPT  # noqa: E402
+from tools import build_site, check_python, offscript, run_course  # noqa: E402
+
+
+# --- make setup's Python gate ----------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [(3, 10, 13), (3, 14, 0), (2, 7, 18)])
+def test_gate_refuses_an_unsupported_python_naming_the_ones_that_work(monkeypatch, capsys, version):
+    monkeypatch.setattr(sys, "version_info", (*version, "final", 0))
+    assert check_python.main() == 1
+    message = capsys.readouterr().err
+    assert "3.11, 3.12 or 3.13" in message and "is Python %d.%d" % version[:2] in message
+    assert "make setup PYTHON=" in message  # how to get one and point make at it
+
+
+def test_gate_accepts_this_python():
+    assert sys.version_info[:2] in check_python.SUPPORTED
+    assert check_python.main() == 0
+
+
+# --- the course runner's report ----------------------------------------------------
+
+
+def executed(cells):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = cells
+    return nb
+
+
+def test_summary_names_each_error_cell_counting_markdown_and_skips_the_runner_cells():
+    setup = run_course._marked(run_course.TALLY_SETUP)
+    boom = nbformat.v4.new_code_cell("plan = parse(reply)\nmore()")
+    boom.outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="idx cannot be negative",
+                                           traceback=[])]
+    fine = nbformat.v4.new_code_cell("print(1)")
+    fine.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    report = run_course._marked(run_course.TALLY_REPORT)
+    report.outputs = [nbformat.v4.new_output("stream", name="stdout", text='RUN_COURSE_TALLY {"calls": 3}\n')]
+    nb = executed([setup, nbformat.v4.new_markdown_cell("# Title"), fine, boom, report])
+    tally, errors, _ = run_course.summarize(nb)
+    assert tally == {"calls": 3}
+    assert errors == ["cell 3 (plan = parse(reply)): ValueError: idx cannot be negative"]
+
+
+class FixedCost(LedgerLLM):
+    """An LLM whose every call costs 5 prompt and 2 completion tokens."""
+
+    def _complete(self, messages, temperature):
+        return "ok", {"prompt_tokens": 5, "completion_tokens": 2}
+
+
+def test_tally_counts_every_ledger_record_even_after_a_reset_and_every_request_to_a_real_model():
+    import openai
+    import openai.resources.chat.completions as chat
+    import openai.resources.completions as text
+
+    namespace = {}
+    originals = CallRecord.__init__, chat.Completions.create, text.Completions.create
+    try:
+        exec(run_course.TALLY_SETUP, namespace)
+        llm = FixedCost()
+        llm.think("one")
+        llm.reset()
+        llm.think("two")
+        FixedCost().think("three")
+        dead = openai.OpenAI(api_key="x", base_url="http://127.0.0.1:9/v1", max_retries=0, timeout=2)
+        with pytest.raises(openai.APIConnectionError):
+            dead.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    finally:
+        CallRecord.__init__, chat.Completions.create, text.Completions.create = originals
+    assert namespace["_run_course_tally"] == {"calls": 3, "prompt_tokens": 15, "completion_tokens": 6,
+                                              "real_calls": 1}
+
+
+# --- the static site's index ------------------------------------------------------------
+
+
+def test_index_takes_the_title_and_the_whole_goal_list_with_wrapped_bullets():
+    nb = executed([nbformat.v4.new_code_cell("x = 1"),
+                   nbformat.v4.new_markdown_cell("# 07 · Trees\n\nIntro. You will be able to:\n\n- search a tree\n"
+                                                 "  of thoughts;\n- prune it.\n\nMore text.\n- not a goal")])
+    title, goals = build_site.title_and_goals(nb)
+    assert title == "07 · Trees"
+    assert goals == "- search a tree\n  of thoughts;\n- prune it."
+
+
+# --- the off-script model ------------------------------------------------------------
+
+
+def react_body(question: str, history: str = "") -> dict:
+    system = ROLE_PROMPT.format(tools="- Search[input]: search the knowledge base\n- Calculator[input]: arithmetic")
+    return {"model": "m", "messages": [{"role": "system", "content": system},
+                                       {"role": "user", "content": f"Question: {question}{history}"}]}
+
+
+QUESTIONS = [f"What is the population of city number {i} in the north?" for i in range(40)]
+
+
+def test_same_request_same_reply_and_different_requests_vary():
+    replies = [offscript.reply(react_body(q)) for q in QUESTIONS]
+    assert replies == [offscript.reply(react_body(q)) for q in QUESTIONS]
+    assert len(set(replies)) > 10
+
+
+def test_react_replies_are_react_shaped_with_the_prompts_tools_and_every_failure_kind():
+    replies = [offscript.reply(react_body(q)) for q in QUESTIONS]
+    actions = [re.search(r"Action: (\w+)\[", r) for r in replies]
+    tools = {a.group(1) for a in actions if a}
+    assert tools <= {"Search", "Calculator", "Finish", "WebBrowser"} and {"Search", "Finish"} <= tools
+    assert any(a is None for a in actions)                        # no Action line
+    assert any("\nObservation:" in r for r in replies)             # an invented Observation
+
+
+def test_plans_have_varying_step_counts_and_are_sometimes_not_json():
+    prompt = ("Break the question into at most 3 short steps.\nReply with a JSON list of strings and nothing "
+              "else.\n\nQuestion: {}")
+    counts, unparsable = set(), 0
+    for q in QUESTIONS:
+        try:
+            counts.add(len(parse_plan(offscript.reply({"messages": [{"role": "user", "content": prompt.format(q)}]}))))
+        except ValueError:
+            unparsable += 1
+    assert len(counts) >= 3 and max(counts) > 3 and unparsable > 0
+
+
+def test_reviews_pass_revise_or_forget_the_verdict():
+    verdicts = {parse_verdict(offscript.reply({"messages": [
+        {"role": "system", "content": "Review the code. End with `VERDICT: PASS` or `VERDICT: REVISE`."},
+        {"role": "user", "content": f"Task: task {i}"}]})) for i in range(40)}
+    assert verdicts == {"pass", "revise", "missing"}
+
+
+def test_lessons_are_sometimes_malformed_json():
+    prompt = 'Reply with one JSON object and nothing else: {"trigger": "...", "fix": "..."}\nTrial {}'
+    parsed = 0
+    for i in range(40):
+        text = offscript.reply({"messages": [{"role": "user", "content": prompt.replace("{}", str(i))}]})
+        try:
+            json.loads(text)
+            parsed += 1
+        except ValueError:
+            pass
+    assert 0 < parsed < 40
+
+
+def test_tool_requests_get_tool_calls_with_schema_arguments_or_a_text_answer():
+    tools = [{"type": "function", "function": {"name": "search", "parameters": {
+        "type": "object", "properties": {"query": {"type": "string"}}}}}]
+    replies = [offscript.reply({"messages": [{"role": "user", "content": q}], "tools": tools}) for q in QUESTIONS]
+    calls = [r["tool_calls"][0]["function"] for r in replies if isinstance(r, dict)]
+    assert calls and all(c["name"] == "search" and set(json.loads(c["arguments"])) == {"query"} for c in calls)
+    assert any(isinstance(r, str) for r in replies)
