@@ -10,6 +10,9 @@ progress bar) and reads every figure from the ledgers:
 * steps: `steps_of(agent)`; stop reason: `agent.stop_reason` ("finished" if it has none);
 * an exception becomes a row with `error` set and stop reason "error"; its calls still count.
 
+`read_run(task, agent, ...)` is that reading on its own, for a run made elsewhere (chapter
+08's suites read their rows with it).
+
 Two tasks running at once must not share an LLM client or an executor (one ledger cannot
 be split between them): that row gets an error saying so. A run is an *early stop* when
 its stop reason is neither "finished" nor "error" (max_steps, the repeat fuse, a guard, a
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from .batch import run_batch
-from .llm import ledger
+from .llm import ledger, ledger_totals
 from .tasks import Task, is_refusal
 
 EXTRA_STEPS = 2
@@ -115,6 +118,19 @@ class _Claims:
                 self.held.pop(id(o), None)
 
 
+def read_run(task: Task, agent, answer: str, stop_reason: str, calls: list, tool_calls: list,
+             error: str = "") -> Run:
+    """The row of one finished run: `calls` and `tool_calls` are the ledger entries the run added."""
+    spent = ledger_totals(calls)
+    return Run(
+        task_id=task.id, category=task.category, checker=task.checker, answer=answer,
+        correct=not error and task.check(answer) and (stop_reason == "finished" or not task.must_refuse),
+        steps=steps_of(agent), calls=spent["calls"], prompt_tokens=spent["prompt_tokens"],
+        completion_tokens=spent["completion_tokens"], tool_calls=len(tool_calls), stop_reason=stop_reason,
+        error=error,
+    )
+
+
 def run_task(make_agent: Callable, task: Task, extra_steps: int = 0, claims: Optional[_Claims] = None) -> Run:
     """Build an agent, run it on one task, and read the row from its ledgers. Never raises for the agent's faults."""
     agent = make_agent(extra_steps=extra_steps) if extra_steps else make_agent()
@@ -130,16 +146,8 @@ def run_task(make_agent: Callable, task: Task, extra_steps: int = 0, claims: Opt
             stop_reason = getattr(agent, "stop_reason", "") or "finished"
         except Exception as e:  # noqa: BLE001 - a bad plan or a dead server is a row, not a crash
             answer, stop_reason, error = "", "error", f"{type(e).__name__}: {e}"
-        calls = ledger(llm)[calls_before:]
-        return Run(
-            task_id=task.id, category=task.category, checker=task.checker, answer=answer,
-            correct=not error and task.check(answer) and (stop_reason == "finished" or not task.must_refuse),
-            steps=steps_of(agent), calls=len(calls),
-            prompt_tokens=sum(c.prompt_tokens for c in calls),
-            completion_tokens=sum(c.completion_tokens for c in calls),
-            tool_calls=len(tools.log) - log_before if tools is not None else 0,
-            stop_reason=stop_reason, error=error,
-        )
+        tool_calls = tools.log[log_before:] if tools is not None else []
+        return read_run(task, agent, answer, stop_reason, ledger(llm)[calls_before:], tool_calls, error)
     finally:
         claims.give_back(llm, tools)
 

@@ -1,13 +1,15 @@
 """Hybrids: one paradigm's loop inside another's.
 
-`HybridAgent`: plan outside, ReAct inside. A planner splits the question into sub-goals
-(coarser than Plan-and-Execute's one-action steps: a sub-goal may take several tool calls);
-each sub-goal runs as a bounded `ReActAgent`, optionally on a runtime (`runtime_factory()`
-gives a fresh one per sub-goal, passed as `ReActAgent(..., runtime=...)`). A sub-goal fails
-as `agentkit.plan.step_failure` says (a tool error, no information, "cannot", or the inner
-run stopped by max_steps, a fuse or a guard); there is no blind retry, because the ReAct
-inside already adapts: the planner is asked at once to replan the remaining work from the
-completed sub-goals and the failure reason, at most `max_replans` times.
+`HybridAgent`: plan outside, ReAct inside. It is chapter 04's `PlanAndExecuteAgent` loop
+with its own prompts: the planner splits the question into sub-goals (coarser than
+Plan-and-Execute's one-action steps: a sub-goal may take several tool calls); each sub-goal
+runs as a bounded `ReActAgent`, optionally on a runtime (`runtime_factory()` gives a fresh
+one per sub-goal, passed as `ReActAgent(..., runtime=...)`). A sub-goal fails as
+`agentkit.plan.step_failure` says (a tool error, no information, "cannot", or the inner run
+stopped by max_steps, a fuse or a guard); there is no blind retry (`max_attempts=1`),
+because the ReAct inside already adapts: the planner is asked at once to replan the
+remaining work from the completed sub-goals and the failure reason, at most `max_replans`
+times. `.steps` counts the inner ReAct turns of every sub-goal.
 
 `ReflectiveReActAgent`: ReAct inside a reflection loop. After each ReAct run a reviewer
 reads the question, every tool step so far, how the run ended and the answer, and ends with a narrow
@@ -20,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from .llm import get_llm, ledger
-from .plan import Attempt, StepResult, earlier_results, numbered, parse_plan, step_context, step_failure
+from .llm import get_llm
+from .plan import Attempt, PlanAndExecuteAgent, PlanPrompts
 from .react import ReActAgent, Step
 from .reflection import parse_verdict
 from .tools import default_executor
@@ -35,8 +37,7 @@ REPLAN_MARKER = "A sub-goal of your plan failed"
 PLANNER_PROMPT = PLANNER_MARKER + """. Split the question into at most {max_steps} sub-goals.
 A sub-goal is work an agent with tools can finish in a few actions, such as several look-ups
 that do not depend on each other; start a new sub-goal only when the work needs a result of an
-earlier one. The agent can use these tools:
-{tools}
+earlier one.{tools}
 Reply with a JSON list of strings and nothing else.
 
 Question: {question}"""
@@ -44,8 +45,7 @@ Question: {question}"""
 REPLAN_PROMPT = PLANNER_MARKER + """. """ + REPLAN_MARKER + """. Write sub-goals for the REMAINING
 work only: the completed sub-goals below are done and their results stay valid. Find another
 way around the failure, or, if the failure shows the question cannot be answered, plan one
-sub-goal that says so and why. The agent can use these tools:
-{tools}
+sub-goal that says so and why.{tools}
 Reply with a JSON list of at most {max_steps} strings and nothing else.
 
 Question: {question}
@@ -62,80 +62,28 @@ finish with the answer to the question. If you cannot reach it, say so.
 
 {context}"""
 
+HYBRID_PROMPTS = PlanPrompts(PLANNER_PROMPT, REPLAN_PROMPT, STEP_PROMPT, tools_intro=" The agent can use these tools:\n")
 
-class HybridAgent:
+
+class HybridAgent(PlanAndExecuteAgent):
     """Sub-goals from a planner, each reached by a bounded ReAct (on a runtime if given); replan on failure."""
+
+    noun, plan_title = "sub-goal", "Sub-goals"
 
     def __init__(self, llm=None, tools=None, *, runtime_factory: Optional[Callable] = None,
                  max_plan_steps: int = 6, react_steps: int = 6, max_replans: int = 2) -> None:
-        if react_steps < 1 or max_replans < 0 or max_plan_steps < 1:
-            raise ValueError("react_steps and max_plan_steps must be >= 1, max_replans >= 0")
-        self.llm = llm if llm is not None else get_llm()
-        self.tools = tools if tools is not None else default_executor()
-        self.runtime_factory = runtime_factory
-        self.max_plan_steps, self.react_steps, self.max_replans = max_plan_steps, react_steps, max_replans
-        self.plan: list[str] = []
-        self.plans: list[list[str]] = []
-        self.results: list[StepResult] = []
-        self.attempts: list[Attempt] = []
-        self.interventions: list[tuple[int, object]] = []  # (sub-goal number, the runtime's Intervention)
-        self.replans, self.steps = 0, 0
-        self.stop_reason = self.answer = ""
+        super().__init__(llm, tools, max_plan_steps=max_plan_steps, react_steps=react_steps, max_attempts=1,
+                         max_replans=max_replans, runtime_factory=runtime_factory, prompts=HYBRID_PROMPTS)
 
-    def _ask_planner(self, prompt: str) -> list[str]:
-        return parse_plan(self.llm.think(prompt), self.max_plan_steps)
+    @property
+    def steps(self) -> int:
+        """Inner ReAct turns of the last run, over every sub-goal."""
+        return sum(attempt.react_steps for attempt in self.attempts)
 
-    def _react(self) -> ReActAgent:
-        extra = {"runtime": self.runtime_factory()} if self.runtime_factory is not None else {}
-        return ReActAgent(self.llm, self.tools, max_steps=self.react_steps, **extra)
-
-    def _reach(self, question: str, index: int, verbose: bool) -> Attempt:
-        calls_before, tools_before = len(ledger(self.llm)), len(self.tools.log)
-        react = self._react()
-        context = step_context(question, self.plan, self.results, index)
-        answer = react.run(STEP_PROMPT.format(context=context), verbose=False)
-        tool_calls = self.tools.log[tools_before:]
-        self.steps += len(react.trace)
-        self.interventions += [(index + 1, i) for i in getattr(react, "interventions", [])]
-        record = Attempt(index + 1, self.plan[index], 1, answer, step_failure(answer, tool_calls, react.stop_reason),
-                         len(ledger(self.llm)) - calls_before, len(tool_calls))
-        if verbose:
-            outcome = f"FAILED ({record.failure})" if record.failure else f"-> {_short(answer)}"
-            print(f"  sub-goal {index + 1} ({len(react.trace)} ReAct steps, {len(tool_calls)} tool calls): {outcome}")
-        return record
-
-    def run(self, question: str, verbose: bool = True) -> str:
-        self.results, self.attempts, self.interventions, self.replans, self.steps = [], [], [], 0, 0
-        self.stop_reason = self.answer = ""
-        tools = self.tools.describe()
-        self.plan = self._ask_planner(PLANNER_PROMPT.format(max_steps=self.max_plan_steps, tools=tools,
-                                                           question=question))
-        self.plans = [list(self.plan)]
-        if verbose:
-            print(f"Sub-goals:\n{numbered(self.plan)}")
-        index = 0
-        while index < len(self.plan):
-            record = self._reach(question, index, verbose)
-            self.attempts.append(record)
-            if not record.failure:
-                self.results.append(StepResult(record.step, record.result))
-                index += 1
-                continue
-            if self.replans >= self.max_replans:
-                self.stop_reason = "replan_budget"
-                self.answer = (f"Stopped without an answer: sub-goal {index + 1} ({record.step!r}) failed "
-                               f"({record.failure}) and the replan budget ({self.max_replans}) ran out.")
-                return self.answer
-            self.replans += 1
-            remaining = self._ask_planner(REPLAN_PROMPT.format(
-                tools=tools, max_steps=self.max_plan_steps, question=question, plan=numbered(self.plan),
-                done=earlier_results(self.results), failed=record.step, reason=record.failure))
-            self.plan = [done.step for done in self.results] + remaining
-            self.plans.append(list(self.plan))
-            if verbose:
-                print(f"Replan {self.replans}, the remaining sub-goals:\n{numbered(remaining, index + 1)}")
-        self.stop_reason, self.answer = "finished", self.results[-1].result
-        return self.answer
+    def _say(self, record: Attempt) -> None:
+        outcome = f"FAILED ({record.failure})" if record.failure else f"-> {_short(record.result)}"
+        print(f"  sub-goal {record.step_number} ({record.react_steps} ReAct steps, {record.tool_calls} tool calls): "
+              f"{outcome}")
 
 
 # --- ReAct inside a reflection loop ----------------------------------------------

@@ -2,14 +2,16 @@
 
 Plan-and-Solve costs exactly 1 + N calls, known as soon as the plan is parsed.
 Plan-and-Execute runs each step as a small bounded ReAct with tools, retries a
-failed step, then asks the planner to replan the remaining work.
+failed step, then asks the planner to replan the remaining work. Its wording is data
+(`PlanPrompts`) and each inner ReAct may run on a runtime (`runtime_factory`), so chapter
+09's hybrid (`agentkit.hybrid.HybridAgent`) is this loop with other prompts and one try.
 """
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 from .llm import ledger
 from .tools import ERROR_PREFIX
@@ -53,6 +55,21 @@ Do only the current step below, using the results of the earlier steps; use a to
 the step needs one, and finish with the step's result. If you cannot do it, say so.
 
 {context}"""
+
+
+@dataclass(frozen=True)
+class PlanPrompts:
+    """The wording of a planning agent: its planner, replanner and step templates.
+
+    `plan` and `replan` are formatted with role, header, max_steps, question and tools
+    (`tools_intro` then the tool list, or "" without tools); `replan` also with plan, done,
+    failed and reason; `step` with role and context. A template may leave any of them out.
+    """
+
+    plan: str = PLANNER_PROMPT
+    replan: str = REPLAN_PROMPT
+    step: str = STEP_PROMPT
+    tools_intro: str = "\nThe executor can use these tools:\n"
 
 
 # --- the plan parser ----------------------------------------------------------
@@ -156,20 +173,22 @@ def _default_llm(llm):
 class Planner:
     """Asks the model for a plan (one call) and validates it."""
 
-    def __init__(self, llm=None, max_steps: int = MAX_PLAN_STEPS, tools_description: str = ""):
+    def __init__(self, llm=None, max_steps: int = MAX_PLAN_STEPS, tools_description: str = "", *,
+                 prompts: PlanPrompts = PlanPrompts()):
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
         self.llm = _default_llm(llm)
         self.max_steps = max_steps
         self.tools_description = tools_description
+        self.prompts = prompts
 
     def _tools(self) -> str:
         if not self.tools_description:
             return ""
-        return "\nThe executor can use these tools:\n" + self.tools_description
+        return self.prompts.tools_intro + self.tools_description
 
     def plan(self, question: str) -> list[str]:
-        prompt = PLANNER_PROMPT.format(
+        prompt = self.prompts.plan.format(
             role=PLANNER_ROLE, max_steps=self.max_steps, tools=self._tools(), question=question
         )
         return parse_plan(self.llm.think(prompt), self.max_steps)
@@ -177,7 +196,7 @@ class Planner:
     def replan(self, question: str, plan: list[str], done: list[StepResult], failed: str,
                reason: str) -> list[str]:
         """A plan for the remaining work, given what is done and why a step failed."""
-        prompt = REPLAN_PROMPT.format(
+        prompt = self.prompts.replan.format(
             role=PLANNER_ROLE, header=REPLAN_HEADER, tools=self._tools(), max_steps=self.max_steps,
             question=question, plan=numbered(plan), done=earlier_results(done), failed=failed,
             reason=reason,
@@ -258,6 +277,7 @@ class Attempt:
     failure: str = ""
     llm_calls: int = 0  # read from the LLM's ledger: 0 for an LLM that keeps none
     tool_calls: int = 0
+    react_steps: int = 0  # turns of the inner ReAct
 
 
 class PlanAndExecuteAgent:
@@ -265,48 +285,64 @@ class PlanAndExecuteAgent:
 
     A step gets `max_attempts` tries; then the planner replans the remaining work from
     the completed steps and the failure reason, at most `max_replans` times per run.
+    With `runtime_factory`, each inner ReAct runs on `runtime_factory()` (a fresh one per
+    try); what the runtimes did is in `.interventions` as (step number, Intervention).
     """
 
+    noun, plan_title = "step", "Plan"  # how printed lines name the plan and its items
+
     def __init__(self, llm=None, tools=None, *, max_plan_steps: int = MAX_PLAN_STEPS,
-                 react_steps: int = 4, max_attempts: int = 2, max_replans: int = 2):
+                 react_steps: int = 4, max_attempts: int = 2, max_replans: int = 2,
+                 runtime_factory: Optional[Callable] = None, prompts: PlanPrompts = PlanPrompts()):
         from .react import ReActAgent  # the ReAct chapter's loop; no second loop here
         from .tools import default_executor
 
-        if max_attempts < 1 or max_replans < 0:
-            raise ValueError("max_attempts must be >= 1 and max_replans >= 0")
+        if react_steps < 1 or max_attempts < 1 or max_replans < 0:
+            raise ValueError("react_steps and max_attempts must be >= 1, max_replans >= 0")
         self.react_class = ReActAgent
         self.llm = _default_llm(llm)
         self.tools = tools if tools is not None else default_executor()
-        self.planner = Planner(self.llm, max_plan_steps, self.tools.describe())
+        self.prompts, self.runtime_factory = prompts, runtime_factory
+        self.planner = Planner(self.llm, max_plan_steps, self.tools.describe(), prompts=prompts)
         self.react_steps, self.max_attempts, self.max_replans = react_steps, max_attempts, max_replans
         self.plan: list[str] = []
         self.plans: list[list[str]] = []  # the first plan, then one per replan
         self.results: list[StepResult] = []
         self.attempts: list[Attempt] = []
+        self.interventions: list[tuple[int, object]] = []
         self.replans = 0
         self.stop_reason = ""
         self.answer = ""
 
+    def _react(self):
+        extra = {"runtime": self.runtime_factory()} if self.runtime_factory is not None else {}
+        return self.react_class(self.llm, self.tools, max_steps=self.react_steps, **extra)
+
     def _attempt(self, question: str, index: int, attempt: int, verbose: bool) -> Attempt:
         calls_before, tools_before = len(ledger(self.llm)), len(self.tools.log)
-        react = self.react_class(self.llm, self.tools, max_steps=self.react_steps)
+        react = self._react()
         context = step_context(question, self.plan, self.results, index)
-        answer = react.run(STEP_PROMPT.format(role=STEP_ROLE, context=context), verbose=False)
+        answer = react.run(self.prompts.step.format(role=STEP_ROLE, context=context), verbose=False)
         tool_calls = self.tools.log[tools_before:]
+        self.interventions += [(index + 1, i) for i in getattr(react, "interventions", [])]
         record = Attempt(index + 1, self.plan[index], attempt, answer,
                          step_failure(answer, tool_calls, react.stop_reason),
-                         len(ledger(self.llm)) - calls_before, len(tool_calls))
+                         len(ledger(self.llm)) - calls_before, len(tool_calls), len(react.trace))
         if verbose:
-            outcome = f"FAILED ({record.failure})" if record.failure else f"-> {answer}"
-            print(f"  step {index + 1}, try {attempt}: {outcome}")
+            self._say(record)
         return record
 
+    def _say(self, record: Attempt) -> None:
+        outcome = f"FAILED ({record.failure})" if record.failure else f"-> {record.result}"
+        print(f"  step {record.step_number}, try {record.attempt}: {outcome}")
+
     def run(self, question: str, verbose: bool = True) -> str:
-        self.plan = self.planner.plan(question)
-        self.plans, self.results, self.attempts = [list(self.plan)], [], []
+        self.plan, self.plans, self.results, self.attempts, self.interventions = [], [], [], [], []
         self.replans, self.stop_reason, self.answer = 0, "", ""
+        self.plan = self.planner.plan(question)
+        self.plans = [list(self.plan)]
         if verbose:
-            print(f"Plan:\n{numbered(self.plan)}")
+            print(f"{self.plan_title}:\n{numbered(self.plan)}")
         index = 0
         while index < len(self.plan):
             for attempt in range(1, self.max_attempts + 1):
@@ -319,11 +355,12 @@ class PlanAndExecuteAgent:
                 index += 1
                 continue
             if self.replans >= self.max_replans:
+                tries = f" {self.max_attempts} times" if self.max_attempts > 1 else ""
                 self.stop_reason = "replan_budget"
                 self.answer = (
-                    f"Stopped without an answer: step {index + 1} ({record.step!r}) failed "
-                    f"{self.max_attempts} times ({record.failure}) and the replan budget "
-                    f"({self.max_replans}) ran out. Completed steps:\n{earlier_results(self.results)}"
+                    f"Stopped without an answer: {self.noun} {index + 1} ({record.step!r}) failed{tries} "
+                    f"({record.failure}) and the replan budget ({self.max_replans}) ran out. "
+                    f"Completed {self.noun}s:\n{earlier_results(self.results)}"
                 )
                 return self.answer
             self.replans += 1
@@ -331,7 +368,7 @@ class PlanAndExecuteAgent:
             self.plan = [done.step for done in self.results] + remaining
             self.plans.append(list(self.plan))
             if verbose:
-                print(f"Replan {self.replans}, the remaining steps:\n{numbered(remaining, index + 1)}")
+                print(f"Replan {self.replans}, the remaining {self.noun}s:\n{numbered(remaining, index + 1)}")
         self.stop_reason, self.answer = "finished", self.results[-1].result
         return self.answer
 

@@ -1,5 +1,9 @@
 """The runtime chapter's labelled suites, the web pages they search, and how runs are measured.
 
+Each task is an `agentkit.tasks.Task` (a `SuiteTask`: with its suite, its step budget and its
+stand-in's script, `spec`) whose `category` is its label, checked by the "leading" checker: the
+answer starts with the gold ("2021 (1,234 mm)"). The suites:
+
 * `data/runtime_sick.jsonl`: sick runs, each labelled with the instability it shows (repeated
   parameters, useless results, drift, or mixed). A stand-in plays each one (agentkit.scripts.runtime):
   it loops over the task's `loop` of actions and never finishes on its own; one task's model
@@ -11,8 +15,12 @@
 * `data/runtime_web.json`: the pages of a made-up town, Lakeford (so no figure is mistaken for a
   real one). `web_search` finds a page when the query holds every word of one of its `keys`.
 
-Every number comes from the ledgers: `len(agent.run_calls)` (checkpoint and fallback calls
-included) and `agent.run_tool_calls`.
+Each run is a row of chapter 10's harness (`Outcome` is an `agentkit.evaluate.Run`, read by
+`agentkit.evaluate.read_run` from `agent.run_calls`, checkpoint and fallback calls included, and
+`agent.run_tool_calls`) with what this chapter measures besides: checkpoint calls, the runtime's
+interventions, whether the runtime stopped it (`killed`), and the agent itself. What is this
+chapter's own: the kill accounting (`totals`), the review of kills (`runtime_early_stop_review`:
+lift the stop, allow two more steps), the threshold sweep, and the Lakeford web tool.
 """
 from __future__ import annotations
 
@@ -22,9 +30,11 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Optional
 
+from .evaluate import EXTRA_STEPS, Run, read_run
 from .llm import ScriptedLLM
 from .react import ReActAgent
 from .runtime import CHECKPOINT_MARKER
+from .tasks import Task
 from .tools import DATA_DIR, ToolExecutor, calculator
 
 SUITE_FILES = {"sick": "runtime_sick.jsonl", "legit": "runtime_legit.jsonl", "long": "runtime_long.jsonl"}
@@ -42,16 +52,13 @@ SCRAPED_PAGE = """<html><head><title>{title}</title><meta charset="utf-8">
 
 
 @dataclass(frozen=True)
-class Task:
-    """One labelled task: the question, its gold answer, and what its stand-in does (`spec`)."""
+class SuiteTask(Task):
+    """A labelled task of a suite: `category` is its label (a sick run's instability, a legitimate task's
+    kind); it has no key path, since a sick run has no good path to compare with."""
 
-    id: str
-    suite: str
-    label: str  # the instability of a sick run, the kind of a legitimate task
-    question: str
-    gold: str
-    max_steps: int
-    spec: dict = field(default_factory=dict, compare=False, hash=False)
+    suite: str = ""
+    max_steps: int = MAX_STEPS
+    spec: dict = field(default_factory=dict, compare=False, hash=False)  # what its stand-in does
 
 
 @lru_cache(maxsize=None)
@@ -61,19 +68,21 @@ def _load(name: str) -> tuple:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             raw = json.loads(line)
-            tasks.append(Task(raw["id"], name, raw.get("instability") or raw.get("kind", ""), raw["question"],
-                              raw["gold"], raw.get("max_steps", MAX_STEPS), raw))
+            tasks.append(SuiteTask(
+                id=raw["id"], category=raw.get("instability") or raw.get("kind", ""), question=raw["question"],
+                gold=raw["gold"], checker="leading", key_path=(), suite=name,
+                max_steps=raw.get("max_steps", MAX_STEPS), spec=raw))
     return tuple(tasks)
 
 
-def load_suite(name: str) -> list[Task]:
+def load_suite(name: str) -> list[SuiteTask]:
     """The tasks of one suite: "sick", "legit" or "long"."""
     if name not in SUITE_FILES:
         raise ValueError(f"unknown suite {name!r}; choose one of: {', '.join(SUITE_FILES)}")
     return list(_load(name))
 
 
-def task_by_id(task_id: str) -> Task:
+def task_by_id(task_id: str) -> SuiteTask:
     for name in SUITE_FILES:
         for task in _load(name):
             if task.id == task_id:
@@ -153,7 +162,7 @@ def suite_llm() -> SuiteLLM:
     return SuiteLLM()
 
 
-def run_task(task: Task, runtime=None, context=None, max_steps: Optional[int] = None, llm=None,
+def run_task(task: SuiteTask, runtime=None, context=None, max_steps: Optional[int] = None, llm=None,
              scraped: bool = False, verbose: bool = False, **options) -> ReActAgent:
     """Run one task on a fresh agent (repeat fuse off: the runtime is what is measured)."""
     options.setdefault("repeat_fuse", False)
@@ -163,41 +172,31 @@ def run_task(task: Task, runtime=None, context=None, max_steps: Optional[int] = 
     return agent
 
 
-def is_correct(answer: str, gold: str) -> bool:
-    """The answer starts with the gold answer (thousands separators and case ignored)."""
-    text = re.sub(r"(?<=\d),(?=\d{3})", "", str(answer)).strip().casefold()
-    return re.match(rf"\W*{re.escape(gold.casefold())}\b", text) is not None
-
-
 @dataclass
-class Outcome:
-    """One run of one task, read from the agent's trace and ledgers."""
+class Outcome(Run):
+    """One run of one suite task: the harness's row, and what the runtime chapter measures besides."""
 
-    task: Task
-    llm_calls: int
-    checkpoint_calls: int
-    tool_calls: int
-    prompt_tokens: int
-    steps: int
-    stop_reason: str
-    answer: str
-    correct: bool
-    verified: bool
-    interventions: list
-    agent: ReActAgent = field(repr=False)
+    task: SuiteTask = field(kw_only=True)
+    checkpoint_calls: int = field(kw_only=True)
+    interventions: list = field(kw_only=True)
+    agent: ReActAgent = field(kw_only=True, repr=False, compare=False)
 
     @property
     def killed(self) -> bool:
         """Stopped by the runtime (on a legitimate task: a false kill)."""
         return self.stop_reason.startswith("runtime")
 
+    @property
+    def verified(self) -> bool:
+        """Finished on its own, not by the fallback after a stop."""
+        return self.stop_reason == "finished"
 
-def outcome(task: Task, agent: ReActAgent) -> Outcome:
+
+def outcome(task: SuiteTask, agent: ReActAgent) -> Outcome:
     calls = agent.run_calls
-    return Outcome(
-        task, len(calls), sum(CHECKPOINT_MARKER in c.prompt for c in calls), len(agent.run_tool_calls),
-        sum(c.prompt_tokens for c in calls), len(agent.trace), agent.stop_reason, agent.answer,
-        is_correct(agent.answer, task.gold), agent.stop_reason == "finished", list(agent.interventions), agent)
+    row = read_run(task, agent, agent.answer, agent.stop_reason, calls, agent.run_tool_calls)
+    return Outcome(**vars(row), task=task, checkpoint_calls=sum(CHECKPOINT_MARKER in c.prompt for c in calls),
+                   interventions=list(agent.interventions), agent=agent)
 
 
 def run_suite(tasks, runtime=None, context=None, max_steps: Optional[int] = None, **options) -> list[Outcome]:
@@ -209,8 +208,9 @@ def run_suite(tasks, runtime=None, context=None, max_steps: Optional[int] = None
     return results
 
 
-def runtime_early_stop_review(results: list[Outcome], extra_steps: int = 2) -> list[tuple[Outcome, bool]]:
-    """For each run the runtime stopped: would `extra_steps` more steps (no stop, same hints) have solved it?"""
+def runtime_early_stop_review(results: list[Outcome], extra_steps: int = EXTRA_STEPS) -> list[Outcome]:
+    """The runs the runtime stopped, each with `solved_with_two_more_steps`: would `extra_steps` more
+    steps, with the same hints but no stop, have finished with the right answer?"""
     reviewed = []
     for result in results:
         if not result.killed:
@@ -218,7 +218,8 @@ def runtime_early_stop_review(results: list[Outcome], extra_steps: int = 2) -> l
         agent = result.agent
         patient = replace(agent.runtime, stop=False)
         again = run_task(result.task, patient, agent.context, len(agent.trace) + extra_steps)
-        reviewed.append((result, again.stop_reason == "finished" and is_correct(again.answer, result.task.gold)))
+        solved = again.stop_reason == "finished" and result.task.check(again.answer)
+        reviewed.append(replace(result, solved_with_two_more_steps=solved))
     return reviewed
 
 
@@ -241,7 +242,7 @@ def totals(results: list[Outcome]) -> dict:
     """Calls, tokens, successes and kills over a list of outcomes."""
     return {
         "runs": len(results),
-        "llm_calls": sum(r.llm_calls for r in results),
+        "llm_calls": sum(r.calls for r in results),
         "checkpoint_calls": sum(r.checkpoint_calls for r in results),
         "prompt_tokens": sum(r.prompt_tokens for r in results),
         "correct": sum(r.correct for r in results),

@@ -4,7 +4,7 @@
 
 * `id` (unique), `category` (lookup | arithmetic | multi-hop | impossible), `question`;
 * `gold`: a number or a text ("" for an impossible task);
-* `checker`: exact | numeric | refuse; `tolerance` (numeric only, absolute, default 0);
+* `checker`: exact | numeric | refuse | leading; `tolerance` (numeric only, absolute, default 0);
   `accept` (exact only, optional): other spellings that also count;
 * `key_path`: the tool calls a good run makes, in order, as `Tool[input]` strings.
 
@@ -18,6 +18,10 @@ What each checker accepts, exactly:
   gold. "3 + 6 = 9 apples" reads as 9; an answer with no number is wrong.
 * refuse: the answer says the question cannot be answered: it contains one of the
   REFUSAL phrases (unknown, no information, cannot, not known, ...).
+* leading: the answer STARTS with the gold as a whole word or number, ignoring case,
+  thousands commas and leading punctuation; it may go on. For gold 2021, "2021 (1,234 mm)"
+  passes and "20210" or "In 2021" do not. Chapter 08's suites (agentkit.runtime_suites)
+  use it: their answers carry a unit or the figure they rest on.
 * On a task that has an answer, a refusal is wrong, whatever digits or words it holds.
 """
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 from .tools import DATA_DIR
 
 CATEGORIES = ("lookup", "arithmetic", "multi-hop", "impossible")
-CHECKERS = ("exact", "numeric", "refuse")
+CHECKERS = ("exact", "numeric", "refuse", "leading")
 
 REFUSAL = re.compile(
     r"\b(unknown|no information|cannot|can't|can not|unable to|not known|does not say|doesn't say|"
@@ -55,6 +59,12 @@ def numbers_in(text: str) -> list[str]:
 def last_number(answer: str) -> float | None:
     found = numbers_in(answer)
     return float(found[-1]) if found else None
+
+
+def leads_with(answer: str, gold: str) -> bool:
+    """The answer starts with the gold, then ends or goes on after a non-word character."""
+    text = _THOUSANDS.sub("", str(answer)).strip().casefold()
+    return re.match(rf"\W*{re.escape(str(gold).casefold())}\b", text) is not None
 
 
 def normalise(text: str) -> str:
@@ -100,6 +110,8 @@ class Task:
         if self.checker == "numeric":
             value = last_number(answer)
             return value is not None and abs(value - float(self.gold)) <= self.tolerance
+        if self.checker == "leading":
+            return leads_with(answer, self.gold)
         return normalise(answer) in {normalise(g) for g in (str(self.gold), *self.accept)}
 
 

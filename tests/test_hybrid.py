@@ -4,7 +4,6 @@ import re
 
 import pytest
 
-import agentkit.hybrid as hybrid
 from agentkit.act import ACT_MARKER, ActOnlyAgent
 from agentkit.hybrid import (
     FACTS_HEADER, PLANNER_MARKER, REPLAN_MARKER, REVIEW_MARKER, STEP_MARKER, HybridAgent, ReflectiveReActAgent,
@@ -95,7 +94,7 @@ def test_a_sub_goal_stopped_by_its_step_budget_counts_as_failed():
     assert agent.steps == 3 + 1
 
 
-def test_each_sub_goal_gets_a_fresh_runtime_from_the_factory(monkeypatch):
+def test_each_sub_goal_gets_a_fresh_runtime_from_the_factory():
     """The wiring for chapter 08's runtime: one new runtime per inner ReAct, passed as runtime=."""
     received = []
 
@@ -104,11 +103,11 @@ def test_each_sub_goal_gets_a_fresh_runtime_from_the_factory(monkeypatch):
             received.append(runtime)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(hybrid, "ReActAgent", RecordingReAct)
     made = []
     replies = {"A": search_then_finish("Ada Lovelace"), "B": search_then_finish("Alan Turing")}
     agent = HybridAgent(hybrid_llm(["A", "B"], [], replies), default_executor(),
                         runtime_factory=lambda: made.append(object()) or made[-1])
+    agent.react_class = RecordingReAct  # the inner loop Plan-and-Execute builds for each sub-goal
     agent.run("q", verbose=False)
     assert len(made) == 2 and received == made
 

@@ -9,7 +9,7 @@ from agentkit.context import LayeredContext  # noqa: E402
 from agentkit.llm import NO_SCRIPT  # noqa: E402
 from agentkit.runtime import DRIFT, REPEAT, USELESS, Runtime  # noqa: E402
 from agentkit.runtime_suites import (  # noqa: E402
-    SuiteLLM, is_correct, load_suite, run_suite, run_task, runtime_early_stop_review, totals, web_search,
+    SuiteLLM, load_suite, run_suite, run_task, runtime_early_stop_review, totals, web_search,
 )
 from agentkit.widgets import runtime as panel  # noqa: E402
 
@@ -27,14 +27,14 @@ def legit_runs():
 
 
 def test_the_suites_are_labelled_and_cover_each_instability_alone_and_mixed():
-    assert {t.label for t in SICK} == {REPEAT, USELESS, DRIFT, "mixed"}
-    assert {t.label for t in LEGIT} == {"year-by-year comparison", "cross-checking two sources", "a search refined twice"}
+    assert {t.category for t in SICK} == {REPEAT, USELESS, DRIFT, "mixed"}
+    assert {t.category for t in LEGIT} == {"year-by-year comparison", "cross-checking two sources", "a search refined twice"}
     assert len({t.question for t in SICK + LEGIT}) == len(SICK + LEGIT)
 
 
 def test_done_when_runtime_spends_at_most_a_third_of_the_max_steps_baseline_on_the_sick_suite(sick_runs):
     baseline, guarded = sick_runs
-    assert all(r.stop_reason == "max_steps" and r.llm_calls == r.task.max_steps and not r.correct for r in baseline)
+    assert all(r.stop_reason == "max_steps" and r.calls == r.task.max_steps and not r.correct for r in baseline)
     assert 3 * totals(guarded)["llm_calls"] <= totals(baseline)["llm_calls"]
     assert all(r.killed or r.stop_reason == "finished" for r in guarded)
 
@@ -49,7 +49,7 @@ def test_done_when_no_false_kills_on_the_legitimate_suite_at_the_defaults(legit_
 def test_each_instability_alone_is_reported_as_itself_and_mixed_runs_as_several(sick_runs):
     for run in sick_runs[1]:
         seen = {n.instability for n in run.interventions}
-        assert seen == {run.task.label} if run.task.label != "mixed" else len(seen) >= 2, run.task.id
+        assert seen == {run.task.category} if run.task.category != "mixed" else len(seen) >= 2, run.task.id
 
 
 def test_a_model_that_follows_the_redirect_finishes_verified(sick_runs):
@@ -61,14 +61,14 @@ def test_a_model_that_follows_the_redirect_finishes_verified(sick_runs):
 def test_checkpoints_are_ledger_calls_and_counted_in_the_cost(legit_runs):
     baseline, guarded = legit_runs
     for plain, watched in zip(baseline, guarded):
-        assert watched.llm_calls == plain.llm_calls + watched.checkpoint_calls
+        assert watched.calls == plain.calls + watched.checkpoint_calls
     assert sum(r.checkpoint_calls for r in guarded) > 0
 
 
 def test_two_more_steps_would_not_have_saved_a_sick_run_but_would_a_false_kill(sick_runs):
-    assert [ok for _, ok in runtime_early_stop_review(sick_runs[1])] == [False] * 12
+    assert [r.solved_with_two_more_steps for r in runtime_early_stop_review(sick_runs[1])] == [False] * 12
     aggressive = run_suite(LEGIT, Runtime(jaccard=0.5))
-    review = {r.task.id: (len(r.agent.trace), ok) for r, ok in runtime_early_stop_review(aggressive)}
+    review = {r.task.id: (len(r.agent.trace), r.solved_with_two_more_steps) for r in runtime_early_stop_review(aggressive)}
     # Killed at step 4: five searches and a Finish fit in 6 steps; five searches, a sum and a Finish do not.
     assert review == {"wettest-of-five": (4, True), "two-towns": (4, True), "five-year-total": (4, False)}
 
@@ -87,7 +87,7 @@ def test_done_when_layered_context_costs_at_most_a_quarter_of_full_replay_at_30_
     full = run_task(task, scraped=True)
     layered = run_task(task, context=LayeredContext(), scraped=True)
     assert len(full.run_calls) == len(layered.run_calls) == 30
-    assert is_correct(full.answer, task.gold) and is_correct(layered.answer, task.gold)
+    assert task.check(full.answer) and task.check(layered.answer)
     spent = [sum(c.prompt_tokens for c in a.run_calls) for a in (full, layered)]
     assert 4 * spent[1] <= spent[0]
     assert max(c.prompt_tokens for c in layered.run_calls) <= LayeredContext().budget_tokens
@@ -96,6 +96,20 @@ def test_done_when_layered_context_costs_at_most_a_quarter_of_full_replay_at_30_
 def test_same_success_on_the_suites_with_the_layered_context(legit_runs):
     layered = run_suite(LEGIT, context=LayeredContext())
     assert [r.correct for r in layered] == [r.correct for r in legit_runs[0]]
+
+
+def test_chapter_10s_harness_reads_the_same_rows_as_run_suite(legit_runs):
+    """One Task, one checker, one row reader: evaluate() over a suite gives run_suite's rows."""
+    from dataclasses import fields
+
+    from agentkit.evaluate import Run, evaluate
+    from agentkit.react import ReActAgent
+    from agentkit.runtime_suites import MAX_STEPS, web_tools
+
+    report = evaluate(lambda: ReActAgent(SuiteLLM(), web_tools(), MAX_STEPS, repeat_fuse=False), LEGIT,
+                      review=False, progress=False)
+    assert report.runs == [Run(**{f.name: getattr(o, f.name) for f in fields(Run)}) for o in legit_runs[0]]
+    assert report.summary.success_rate == 1 and sum(r.calls for r in report.runs) == totals(legit_runs[0])["llm_calls"]
 
 
 def test_the_web_search_finds_pages_by_their_key_words():
@@ -119,7 +133,7 @@ def test_the_stand_in_answers_by_content_and_every_call_is_in_its_ledger(sick_ru
 @pytest.mark.parametrize("task_id", list(panel.task_choices().values()))
 def test_guard_callback_runs_every_task(task_id):
     report = panel.show_guard(task_id)
-    assert report.baseline.llm_calls >= report.guarded.llm_calls - report.guarded.checkpoint_calls - 1
+    assert report.baseline.calls >= report.guarded.calls - report.guarded.checkpoint_calls - 1
     plt.close("all")
 
 
@@ -128,7 +142,7 @@ def test_guard_callback_runs_every_task(task_id):
     dict(guard=False)])
 def test_guard_callback_over_its_ranges(settings, capsys):
     report = panel.show_guard("pager", **settings)
-    assert report.guarded.llm_calls <= settings.get("max_steps", 20) + 1
+    assert report.guarded.calls <= settings.get("max_steps", 20) + 1
     assert "LLM calls" in capsys.readouterr().out
     plt.close("all")
 

@@ -43,6 +43,15 @@ def test_numeric_tolerance_is_absolute_and_inclusive():
     assert last_number("8,848.86 metres") == 8848.86 and last_number("June 8, 1955") == 1955
 
 
+@pytest.mark.parametrize("gold,answer,right", [
+    ("2021", "2021 (1,234 mm)", True), ("1050", "1,050 mm", True), ("yes", "Yes: both sources give 1,234 mm.", True),
+    ("Millbrook", "'millbrook' (1,600 mm)", True), ("2021", "20210 mm", False), ("2021", "In 2021", False),
+    ("420", "4,200 mm", False), ("1050", "Unknown: 1050 is not known", False),
+])
+def test_leading_reads_the_start_of_the_answer(gold, answer, right):
+    assert task("leading", gold).check(answer) is right
+
+
 @pytest.mark.parametrize("answer,refusal", [
     ("Unknown: the knowledge base does not say.", True), ("No information about Atlantis.", True),
     ("I cannot look that up", True), ("I don't know.", True),

@@ -11,7 +11,7 @@ from itertools import accumulate
 
 from ..context import LayeredContext
 from ..runtime import CHECKPOINT_MARKER, Runtime
-from ..runtime_suites import Outcome, is_correct, load_suite, outcome, run_task, task_by_id
+from ..runtime_suites import Outcome, load_suite, outcome, run_task, task_by_id
 from . import run_panel
 
 JACCARD_RANGE, WINDOW_RANGE, CHECKPOINT_RANGE, MAX_STEPS_RANGE = (0.1, 1.0), (1, 6), (0, 6), (3, 30)
@@ -31,7 +31,7 @@ def _integer_ticks(ax, axis: str = "y") -> None:
 
 def task_choices() -> dict:
     """Dropdown labels -> task ids: every sick run, then every legitimate task."""
-    return {f"{t.suite} · {t.label} · {t.id}": t.id for suite in ("sick", "legit") for t in load_suite(suite)}
+    return {f"{t.suite} · {t.category} · {t.id}": t.id for suite in ("sick", "legit") for t in load_suite(suite)}
 
 
 # --- the guard panel -------------------------------------------------------------------------
@@ -47,7 +47,7 @@ class GuardReport:
     @property
     def text(self) -> str:
         run, agent = self.guarded, self.guarded.agent
-        lines = [f"{run.task.suite} run, {run.task.label}: {run.task.question}"]
+        lines = [f"{run.task.suite} run, {run.task.category}: {run.task.question}"]
         states = {s.step: s for s in (agent.runtime.states if agent.runtime else [])}
         for number, step in enumerate(agent.trace, 1):
             action = f"{step.action}[{_short(step.argument, 50)}]" if step.action else "(no action)"
@@ -62,7 +62,7 @@ class GuardReport:
         unverified = " (unverified)" if agent.unverified else ""
         lines.append(f"stop reason: {run.stop_reason}; answer{unverified}: {_short(run.answer, 60)}; correct: {run.correct}")
         for label, r in (("max_steps only", self.baseline), ("as configured", run)):
-            lines.append(f"{label:15}: {r.llm_calls} LLM calls ({r.checkpoint_calls} checkpoints), "
+            lines.append(f"{label:15}: {r.calls} LLM calls ({r.checkpoint_calls} checkpoints), "
                          f"{r.tool_calls} tool calls, {r.prompt_tokens} prompt tokens, stop: {r.stop_reason}")
         return "\n".join(lines)
 
@@ -102,7 +102,7 @@ def show_guard(task_id: str = "paraphrases", jaccard: float = 0.7, window: int =
         raise ValueError(f"unknown task {task_id!r}; choose one of: {', '.join(task_choices().values())}")
     report = run_guard(task_id, jaccard, window, checkpoint_every, max_steps, guard)
     print(report.text)
-    plot_calls({task_id: (report.baseline.llm_calls, report.guarded.llm_calls)},
+    plot_calls({task_id: (report.baseline.calls, report.guarded.calls)},
                title=f"{task_id}: jaccard {jaccard:.2f}, window {window}, checkpoint every {checkpoint_every}",
                labels=("max_steps only", "as configured" if guard else "runtime off"))
     return report
@@ -187,13 +187,13 @@ def show_context(raw_steps: int = 2, observation_chars: int = 600, budget_tokens
         raise ValueError(f"steps must be between {STEPS_RANGE[0]} and {STEPS_RANGE[1]}, got {steps}")
     context = LayeredContext(raw_steps, observation_chars, budget_tokens=budget_tokens or None)
     full, layered = token_race(context, steps)
-    gold = load_suite("long")[0].gold
+    task = load_suite("long")[0]
     totals = {}
     for label, agent in (("full replay", full), ("LayeredContext", layered)):
         tokens = [c.prompt_tokens for c in agent.run_calls]
         totals[label] = sum(tokens)
         print(f"{label:15}: {len(tokens)} calls, {sum(tokens)} prompt tokens (largest call {max(tokens)}), "
-              f"stop: {agent.stop_reason}, answer: {_short(agent.answer, 40)}, correct: {is_correct(agent.answer, gold)}")
+              f"stop: {agent.stop_reason}, answer: {_short(agent.answer, 40)}, correct: {task.check(agent.answer)}")
     print(f"layered / full = {totals['LayeredContext'] / totals['full replay']:.1%}")
     plot_token_race(full, layered, budget=budget_tokens or None)
     return full, layered
