@@ -5,6 +5,9 @@ under `make test` (CPU, a kernel's start-up included): the real-model notebook ~
 other notebook 2-6 s, most test files under 1 s. Long units first and short ones last lets
 the short ones fill whichever worker frees up first, instead of one worker finishing alone.
 """
+import sys
+
+import pytest
 
 # SmolLM2 generates on the CPU in this notebook's kernel: by far the longest unit.
 REAL_MODEL = "03b_real_model.ipynb"
@@ -25,3 +28,12 @@ def pytest_collection_modifyitems(items):
         return 3
 
     items.sort(key=rank)  # stable: each file's own order is kept
+
+
+@pytest.fixture(autouse=True)
+def no_figure_left_open():
+    """Close what a test left open: the next test in the same worker may count the open figures."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")  # never imported here just to close nothing
+    if pyplot is not None:
+        pyplot.close("all")
