@@ -1,12 +1,39 @@
-"""Run the slowest files first, so pytest-xdist's two workers finish together."""
+"""Hand out the longest files first, so pytest-xdist's two workers finish together.
 
-# The real-model files dominate the suite's wall time (SmolLM2 generates on the CPU).
-SLOW_FIRST = ("03b_real_model.ipynb", "test_local_model.py", "05_reflection.ipynb")
+With `--dist loadfile` a worker takes a whole file at a time, in collection order. Measured
+under `make test` (CPU, a kernel's start-up included): the real-model notebook ~15 s, every
+other notebook 2-6 s, most test files under 1 s. Long units first and short ones last lets
+the short ones fill whichever worker frees up first, instead of one worker finishing alone.
+"""
+import sys
+
+import pytest
+
+# SmolLM2 generates on the CPU in this notebook's kernel: by far the longest unit.
+REAL_MODEL = "03b_real_model.ipynb"
+# Test files that take a few seconds (every panel clicked; a second Python with its own
+# llama.cpp server; dozens of sandboxed processes).
+SLOW_TEST_FILES = ("test_widgets.py", "test_local_model.py", "test_sandbox.py")
 
 
 def pytest_collection_modifyitems(items):
     def rank(item):
         path = str(item.fspath)
-        return next((i for i, name in enumerate(SLOW_FIRST) if path.endswith(name)), len(SLOW_FIRST))
+        if path.endswith(REAL_MODEL):
+            return 0
+        if path.endswith(".ipynb"):
+            return 1  # a kernel each, then every cell
+        if path.endswith(SLOW_TEST_FILES):
+            return 2
+        return 3
 
     items.sort(key=rank)  # stable: each file's own order is kept
+
+
+@pytest.fixture(autouse=True)
+def no_figure_left_open():
+    """Close what a test left open: the next test in the same worker may count the open figures."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")  # never imported here just to close nothing
+    if pyplot is not None:
+        pyplot.close("all")
