@@ -7,11 +7,11 @@ from hypothesis import strategies as st
 
 from agentkit import tokens
 
-import bpe_openai
-
 
 @pytest.fixture(scope="module")
 def oracle():
+    import bpe_openai  # here, not at the top: loading it costs ~0.8 s, and only the worker that runs this file needs it
+
     return bpe_openai.get_encoding("o200k_base")
 
 
