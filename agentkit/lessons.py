@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sqlite3
+import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -125,7 +126,7 @@ class LessonStore:
             raise ValueError("need 0 <= threshold < initial_confidence <= 1")
         self.path = Path(path) if path is not None else default_path()
         self.threshold, self.initial_confidence = threshold, initial_confidence
-        self.reward, self.penalty = reward, penalty
+        self.reward, self.penalty, self.timeout = reward, penalty, timeout
         if self.path.is_dir():
             raise LessonStoreError(f"{self.path} is a directory; give a file path for the store.")
         if not fts5_available():
@@ -168,9 +169,21 @@ class LessonStore:
                         if statement.strip():
                             self._db.execute(statement)
             # Only a file known to be ours is switched to WAL (a journal mode cannot change inside a transaction).
-            self.journal_mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            self.journal_mode = self._switch_to_wal()
             # In WAL mode NORMAL never corrupts the file; a power cut may only undo the latest commits.
             self._db.execute("PRAGMA synchronous=NORMAL")
+
+    def _switch_to_wal(self) -> str:
+        # SQLite answers "database is locked" at once to a journal-mode change while another
+        # connection is busy, without waiting for the busy timeout: so wait here, within it.
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                return self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e).lower() or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def _corrupt_message(self, detail: str) -> str:
         return (f"{self.path} is not a readable lesson store ({detail}). The file was left exactly "

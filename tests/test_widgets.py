@@ -105,3 +105,5 @@ def test_every_chapter_panel_draws_on_its_default_click(name, make, monkeypatch)
     text, images = shown(panel)
     assert text and "The run failed" not in text and "Cannot run" not in text
     assert all(png.startswith(b"\x89PNG") for png in images)
+    # A panel says whether it draws: the browser check fails a charting panel that shows none.
+    assert bool(images) is panel.draws_charts, f"{name}: {len(images)} charts, draws_charts={panel.draws_charts}"

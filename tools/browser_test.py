@@ -12,7 +12,8 @@
    controls between clicks, and fails unless every click shows its text and complete charts:
    every chart <img> loaded (naturalWidth > 0), at least 200x120 px, and not blank (a screenshot
    of the element has enough non-white pixels and varies). A click the callback refuses with
-   "Cannot run with these values" may show no chart, but every panel must draw on most clicks.
+   "Cannot run with these values" may show no chart, but every panel must draw on most clicks,
+   except a text-only one (run_panel(charts=False)), which must show no chart at all.
    A viewport screenshot per notebook (and one per panel click) goes to build/browser/.
 3. Opens the static site (build/site, `make site`): every page loads and every image loads.
 
@@ -262,8 +263,11 @@ def click_run(page, panel, where: str, failures: Failures) -> dict:
     if "The run failed" in seen["printed"]:
         failures.add(where, f"the callback failed: {seen['printed'].strip().splitlines()[0]}")
     refused = "Cannot run with these values" in seen["printed"]
-    if not seen["images"] and not refused:
+    charts = panel.evaluate("p => p.classList.contains('agentkit-panel-charts')")  # run_panel(charts=...)
+    if charts and not seen["images"] and not refused:
         failures.add(where, "no chart")
+    if not charts and seen["images"]:
+        failures.add(where, "a text-only panel (run_panel charts=False) showed a chart")
     for index, img in enumerate(panel.locator("img").all()):
         width, height = seen["sizes"][index]
         dark, spread = ink(img.screenshot())
@@ -300,7 +304,8 @@ def check_panels(page, name: str, clicks: int, failures: Failures) -> int:
             for warning in seen.get("warnings", []):
                 print(f"    WARN {warning}")
             panel.screenshot(path=str(OUT / f"{name}-panel{number + 1}-click{click + 1}.png"))
-        if drawn < (clicks + 1) // 2:
+        text_only = panel.evaluate("p => p.classList.contains('agentkit-panel-text')")
+        if not text_only and drawn < (clicks + 1) // 2:
             failures.add(f"{name} panel {number + 1}", f"drew charts on only {drawn} of {clicks} clicks")
     return count
 

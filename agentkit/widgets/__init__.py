@@ -67,11 +67,12 @@ def capture(show, values: dict) -> tuple[str, list[bytes]]:
     return text.getvalue(), images
 
 
-def run_panel(controls: dict, show, label: str = "Run"):
+def run_panel(controls: dict, show, label: str = "Run", charts: bool = True):
     """Controls, a Run button, then the text and charts of the last run.
 
     A click calls show(**values). Nothing runs at display time: the notebook runs the
-    default configuration through the same callback in the next cell.
+    default configuration through the same callback in the next cell. `charts=False` says
+    the callback only prints (the tests and the browser check then expect no chart).
     """
     import ipywidgets as widgets
 
@@ -81,7 +82,7 @@ def run_panel(controls: dict, show, label: str = "Run"):
     button = widgets.Button(description=label, button_style="primary")
     status = widgets.HTML(value="<i>Press the button to run.</i>")
     text = widgets.HTML()
-    charts = widgets.VBox()
+    figures = widgets.VBox()
 
     def on_click(_):
         button.disabled = True
@@ -89,12 +90,17 @@ def run_panel(controls: dict, show, label: str = "Run"):
         try:
             printed, images = capture(show, {name: control.value for name, control in controls.items()})
             text.value = f"<pre style='white-space: pre-wrap; margin: 0'>{html.escape(printed)}</pre>"
-            charts.children = [widgets.Image(value=png, format="png", layout=widgets.Layout(max_width="100%"))
-                               for png in images]
+            # flex-start: shown at its own size (never stretched to the panel's width, which blurs it)
+            figures.children = [widgets.Image(value=png, format="png",
+                                              layout=widgets.Layout(max_width="100%", align_self="flex-start"))
+                                for png in images]
             status.value = ""
         finally:
             button.disabled = False
 
     button.on_click(on_click)
     row = widgets.HBox([*controls.values(), button], layout=widgets.Layout(flex_flow="row wrap"))
-    return _panel_class()([row, status, text, charts])
+    panel = _panel_class()([row, status, text, figures])
+    panel.draws_charts = charts
+    panel.add_class("agentkit-panel-charts" if charts else "agentkit-panel-text")  # read by tools/browser_test.py
+    return panel

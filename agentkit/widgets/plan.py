@@ -55,12 +55,36 @@ def report(agent: PlanAndExecuteAgent) -> str:
     return "\n".join(lines)
 
 
+def plot_attempts(agent: PlanAndExecuteAgent, ax=None):
+    """One bar per try of a step: its LLM calls (from the ledger), red when it failed; replans marked."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
+    if ax is None:
+        ax = plt.subplots(figsize=(7, 3))[1]
+    attempts = agent.attempts
+    labels = [f"step {a.step_number}\ntry {a.attempt}" for a in attempts]
+    ax.bar(range(len(attempts)), [a.llm_calls for a in attempts],
+           color=["tab:red" if a.failure else "tab:green" for a in attempts])
+    ax.set_xticks(range(len(attempts)), labels, fontsize=8)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set(ylabel="LLM calls (ledger)",
+           title=f"{len(ledger(agent.llm))} calls in all, {agent.replans} replan(s): {agent.stop_reason}")
+    ax.legend(handles=[Patch(color="tab:green", label="step done"), Patch(color="tab:red", label="try failed")],
+              loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    return ax
+
+
 def show_injection(failing_step: int = 0, failures: str = "once", max_replans: int = 2) -> str:
-    """The panel's callback: run one injection, print and return its report."""
+    """The panel's callback: run one injection, print its report and draw its tries."""
     if failures not in FAILURES:
         raise ValueError(f"failures must be one of {list(FAILURES)}, got {failures!r}")
-    text = report(injected_run(failing_step, FAILURES[failures], max_replans))
+    agent = injected_run(failing_step, FAILURES[failures], max_replans)
+    text = report(agent)
     print(text)
+    if agent.attempts:  # a plan that failed validation ran no step: nothing to draw
+        plot_attempts(agent)
     return text
 
 

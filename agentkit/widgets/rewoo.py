@@ -55,4 +55,5 @@ def rewoo_panel():
                                   layout=widgets.Layout(width="95%", height="170px"))},
         show_plan,
         label="Validate and run",
+        charts=False,  # a plan and its evidence are text
     )
