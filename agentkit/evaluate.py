@@ -8,7 +8,9 @@ progress bar) and reads every figure from the ledgers:
 * calls, prompt and completion tokens: the agent's LLM ledger, entries added by this run;
 * tool calls: the executor's log (`agent.tools.log`), when the agent has tools;
 * steps: `steps_of(agent)`; stop reason: `agent.stop_reason` ("finished" if it has none);
-* an exception becomes a row with `error` set and stop reason "error"; its calls still count.
+* an exception becomes a row with `error` set and stop reason "error"; its calls still count;
+* correct: the task's checker accepts the answer of a finished run, or the fallback answer
+  (flagged `unverified`) of a stopped one; never the text of a stop message.
 
 `read_run(task, agent, ...)` is that reading on its own, for a run made elsewhere (chapter
 08's suites read their rows with it).
@@ -122,9 +124,12 @@ def read_run(task: Task, agent, answer: str, stop_reason: str, calls: list, tool
              error: str = "") -> Run:
     """The row of one finished run: `calls` and `tool_calls` are the ledger entries the run added."""
     spent = ledger_totals(calls)
+    # A stopped run's "answer" is the loop's own stop message (a number in it must not score), unless
+    # the agent gave a fallback answer, flagged unverified; a refusal counts only from a finished run.
+    answered = stop_reason == "finished" or (getattr(agent, "unverified", False) and not task.must_refuse)
     return Run(
         task_id=task.id, category=task.category, checker=task.checker, answer=answer,
-        correct=not error and task.check(answer) and (stop_reason == "finished" or not task.must_refuse),
+        correct=not error and answered and task.check(answer),
         steps=steps_of(agent), calls=spent["calls"], prompt_tokens=spent["prompt_tokens"],
         completion_tokens=spent["completion_tokens"], tool_calls=len(tool_calls), stop_reason=stop_reason,
         error=error,

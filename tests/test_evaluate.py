@@ -152,3 +152,16 @@ def test_react_runs_out_of_steps_exactly_where_the_key_path_needs_a_sixth_turn()
     report = evaluate(make_react, long + TASKS[:2], progress=False)
     assert long and [r.stop_reason for r in report.runs] == ["max_steps"] * len(long) + ["finished"] * 2
     assert all(r.solved_with_two_more_steps for r in report.early_stops)
+
+
+def test_a_number_in_a_stop_message_never_scores_but_a_fallback_answer_does():
+    task = Task("five", "arithmetic", "What is 2 + 3?", 5, "numeric", ("Calculate",))
+    stuck = Rule(REACT_MARKER, "Thought: think more\nAction: Search[two plus three]")
+    fallback = Rule("run was stopped early", "Action: Finish[5]")
+    for finish_fallback, expected in ((False, False), (True, True)):
+        make = lambda: ReActAgent(ScriptedLLM([fallback, stuck]), default_executor(), max_steps=5,  # noqa: E731
+                                  repeat_fuse=False, finish_fallback=finish_fallback)
+        row = run_task(make, task)
+        assert row.stop_reason == "max_steps"
+        assert ("5 steps" in row.answer) is not finish_fallback  # "no Finish after 5 steps": a 5, not an answer
+        assert row.correct is expected
