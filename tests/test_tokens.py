@@ -138,7 +138,7 @@ pieces = st.sampled_from(
 lines = st.lists(pieces, max_size=12).map("".join)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(lines, min_size=1, max_size=25), st.sampled_from(["", "\n", "\nSteps left: 3."]))
 def test_growing_prompts_count_exactly_as_a_full_encode(oracle, steps, tail):
     counter = tokens.IncrementalCounter()
@@ -149,7 +149,7 @@ def test_growing_prompts_count_exactly_as_a_full_encode(oracle, steps, tail):
             assert counter.count(text) == len(oracle_ids(oracle, text)), repr(text[-80:])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(pieces, max_size=60).map("".join))
 @example("a.\n//b\nx;\n/\nfoo\n\nbar")
 def test_a_safe_cut_splits_the_count_exactly(oracle, text):
@@ -198,7 +198,7 @@ def test_every_call_of_a_long_react_run_is_counted_exactly(oracle):
 line_ends = st.sampled_from(["\n", "\n\n", " \n", "  \n\n", "\r\n", "\n \n", "\t\n", " ", "  "])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.lists(pieces, min_size=1, max_size=10).map("".join).filter(lambda t: t.strip()), line_ends)
 def test_a_line_counted_before_is_extended_by_its_line_break_exactly(oracle, line, end):
     counter = tokens.IncrementalCounter()
@@ -216,7 +216,7 @@ def test_line_breaks_after_every_kind_of_last_piece(oracle, body, end):
     assert counter._chunk(body + end) == len(oracle_ids(oracle, body + end))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
 def test_the_ascii_fast_path_counts_exactly_as_a_full_encode(oracle, text):
     assert tokens._count_new(text, tokens.DEFAULT_ENCODING) == len(oracle_ids(oracle, text))
