@@ -85,6 +85,9 @@ def normalise(text: str) -> str:
 
 def _balanced(text: str, start: int) -> tuple[str, bool]:
     """The text after the '[' at `start` up to its matching ']', and whether it closed."""
+    close = text.find("]", start + 1)
+    if close != -1 and text.find("[", start + 1, close) == -1:  # the usual input, with no inner brackets
+        return text[start + 1 : close], True
     depth = 0
     for i in range(start, len(text)):
         if text[i] == "[":
@@ -104,17 +107,42 @@ def _clean_argument(argument: str) -> str:
 
 
 def _thought(text: str) -> str:
-    return " ".join(_THOUGHT_LABEL.sub("", text.strip()).split())
+    text = text.strip()
+    label = _THOUGHT_LABEL.match(text)  # anchored: match, not sub, so the rest of the text is not scanned
+    return " ".join((text[label.end() :] if label else text).split())
+
+
+def _searcher(text: str):
+    """pattern.search over `text` that skips text before the pattern's keyword, and the search when it is absent."""
+    # Only for ASCII: under IGNORECASE a few other characters match too (the Kelvin sign matches "k").
+    lowered = text.lower() if text.isascii() else None
+
+    def search(pattern: "re.Pattern[str]", keyword: str, pos: int = 0, lead: int = -1):
+        """`lead`: how many characters a match can start before its keyword (-1: any number)."""
+        if lowered is None:
+            return pattern.search(text, pos)
+        at = lowered.find(keyword, pos)
+        if at == -1:
+            return None
+        # \b and ^ still see the character before the start position, so starting late changes no match.
+        return pattern.search(text, max(pos, at - lead) if lead >= 0 else pos)
+
+    return search
+
+
+def _earliest(*matches):
+    found = [m for m in matches if m is not None]
+    return min(found, key=re.Match.start) if found else None
 
 
 def _parse(reply: str) -> Parsed:
     text = normalise(reply)
-    tool = min((m for m in (_LABELLED.search(text), _BARE.search(text)) if m), key=lambda m: m.start(), default=None)
-    finish = _FINISH.search(text)
-    invented = _OBSERVATION_LINE.search(text)
+    search = _searcher(text)
+    tool = _earliest(search(_LABELLED, "action", lead=3), _BARE.search(text))
+    finish = search(_FINISH, "finish", lead=3)
+    invented = search(_OBSERVATION_LINE, "observation")
     # The earliest of the three decides; a Finish inside a line of thought still counts.
-    candidates = [m for m in (tool, finish) if m]
-    action = min(candidates, key=lambda m: m.start()) if candidates else None
+    action = _earliest(tool, finish)
     if action is not None and action is tool and finish and finish.start() < tool.end():
         action = finish  # "Action: Finish[...]" is matched by both; it is a Finish
     if invented and (action is None or invented.start() < action.start()):
@@ -123,7 +151,10 @@ def _parse(reply: str) -> Parsed:
     if action is None:
         return Parsed(_thought(text), "", "", False, FORMAT_REMINDER)
 
-    thought = _thought(_ACTION_LABEL_AT_END.sub("", text[: action.start()]))
+    before = text[: action.start()]
+    if before.rstrip("\n").rstrip("*` \t").endswith(":"):  # only then can a bare "Action:" label end it
+        before = _ACTION_LABEL_AT_END.sub("", before)
+    thought = _thought(before)
     bracket = action.end() - 1
     if action is finish:
         answer, closed = _balanced(text, bracket)
@@ -131,21 +162,36 @@ def _parse(reply: str) -> Parsed:
             label = _LABEL_LINE.search(answer)
             answer = answer[: label.start()] if label else answer
         end = bracket + 1 + len(answer) + (1 if closed else 0)
-        return Parsed(thought, FINISH, _clean_argument(answer), bool(_OBSERVATION_LINE.search(text, end)))
+        return Parsed(thought, FINISH, _clean_argument(answer), bool(search(_OBSERVATION_LINE, "observation", end)))
     line_end = text.find("\n", bracket)
     line = text[: line_end if line_end != -1 else len(text)]
     argument, _ = _balanced(line, bracket)
-    rest = text[len(line) :]
     name = action.group(1)
     if name.lower() == FINISH.lower():
         name = FINISH
-    return Parsed(thought, name, _clean_argument(argument), bool(_OBSERVATION_LINE.search(rest)))
+    return Parsed(thought, name, _clean_argument(argument), bool(search(_OBSERVATION_LINE, "observation", len(line))))
+
+
+# The well-formed reply, read in one step. Without backticks, colons or asterisks in the thought, or brackets
+# other than the action's, none of the rules above can find anything else in it.
+_WELL_FORMED = re.compile(r"(?:Thought: ([^\n\[\]`*:]*)\n)?Action: ([A-Za-z_][\w-]*)\[([^\n\[\]`]*)\]")
+
+
+def _parse_well_formed(reply: str):
+    """The Parsed of a reply in exactly the form the role prompt asks for, or None for any other reply."""
+    form = _WELL_FORMED.fullmatch(reply) if reply.isascii() else None  # ASCII: nothing to normalise
+    if form is None:
+        return None
+    thought, name, argument = form.groups()
+    name = FINISH if name.lower() == FINISH.lower() else name
+    return Parsed(" ".join((thought or "").split()), name, _clean_argument(argument))
 
 
 def parse_reply(reply) -> Parsed:
     """Parse a model reply into a Parsed. Never raises, whatever `reply` is."""
     try:
-        return _parse("" if reply is None else str(reply))
+        reply = "" if reply is None else str(reply)
+        return _parse_well_formed(reply) or _parse(reply)
     except Exception as e:  # a parser bug must not end the run; say so instead
         return Parsed("", "", "", False, f"{FORMAT_REMINDER} (parser error: {type(e).__name__})")
 

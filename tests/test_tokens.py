@@ -223,7 +223,10 @@ def test_the_ascii_fast_path_counts_exactly_as_a_full_encode(oracle, text):
 
 
 @pytest.mark.parametrize("text", ["it's THEY'LL we'VE I'm", "x\x1c\x1fy", "a\x0b\x0c b", "  \n\n  x", "ABCdef GHi jKL",
-                                  "1234567 89", "a/b//\n/c", "end.\n\n/", "tab\tthen\t\n"])
+                                  "1234567 89", "a/b//\n/c", "end.\n\n/", "tab\tthen\t\n",
+                                  # where the text is split into words: before a space that follows a non-space
+                                  "a  b", " a", "a ", "a \n b", "x\x1c y", "end. /x", "it 's", "x\t y", "3 4", "] [",
+                                  "  ", "a   'll", "Echo[ep-7 3]\nObservation: echo ep-7 3"])
 def test_the_ascii_fast_path_on_the_pre_tokenizer_corners(oracle, text):
     assert tokens._count_new(text, tokens.DEFAULT_ENCODING) == len(oracle_ids(oracle, text))
 
