@@ -85,9 +85,6 @@ def normalise(text: str) -> str:
 
 def _balanced(text: str, start: int) -> tuple[str, bool]:
     """The text after the '[' at `start` up to its matching ']', and whether it closed."""
-    close = text.find("]", start + 1)
-    if close != -1 and text.find("[", start + 1, close) == -1:  # the usual input, with no inner brackets
-        return text[start + 1 : close], True
     depth = 0
     for i in range(start, len(text)):
         if text[i] == "[":
@@ -107,42 +104,17 @@ def _clean_argument(argument: str) -> str:
 
 
 def _thought(text: str) -> str:
-    text = text.strip()
-    label = _THOUGHT_LABEL.match(text)  # anchored: match, not sub, so the rest of the text is not scanned
-    return " ".join((text[label.end() :] if label else text).split())
-
-
-def _searcher(text: str):
-    """pattern.search over `text` that skips text before the pattern's keyword, and the search when it is absent."""
-    # Only for ASCII: under IGNORECASE a few other characters match too (the Kelvin sign matches "k").
-    lowered = text.lower() if text.isascii() else None
-
-    def search(pattern: "re.Pattern[str]", keyword: str, pos: int = 0, lead: int = -1):
-        """`lead`: how many characters a match can start before its keyword (-1: any number)."""
-        if lowered is None:
-            return pattern.search(text, pos)
-        at = lowered.find(keyword, pos)
-        if at == -1:
-            return None
-        # \b and ^ still see the character before the start position, so starting late changes no match.
-        return pattern.search(text, max(pos, at - lead) if lead >= 0 else pos)
-
-    return search
-
-
-def _earliest(*matches):
-    found = [m for m in matches if m is not None]
-    return min(found, key=re.Match.start) if found else None
+    return " ".join(_THOUGHT_LABEL.sub("", text.strip()).split())
 
 
 def _parse(reply: str) -> Parsed:
     text = normalise(reply)
-    search = _searcher(text)
-    tool = _earliest(search(_LABELLED, "action", lead=3), _BARE.search(text))
-    finish = search(_FINISH, "finish", lead=3)
-    invented = search(_OBSERVATION_LINE, "observation")
+    tool = min((m for m in (_LABELLED.search(text), _BARE.search(text)) if m), key=lambda m: m.start(), default=None)
+    finish = _FINISH.search(text)
+    invented = _OBSERVATION_LINE.search(text)
     # The earliest of the three decides; a Finish inside a line of thought still counts.
-    action = _earliest(tool, finish)
+    candidates = [m for m in (tool, finish) if m]
+    action = min(candidates, key=lambda m: m.start()) if candidates else None
     if action is not None and action is tool and finish and finish.start() < tool.end():
         action = finish  # "Action: Finish[...]" is matched by both; it is a Finish
     if invented and (action is None or invented.start() < action.start()):
@@ -151,10 +123,7 @@ def _parse(reply: str) -> Parsed:
     if action is None:
         return Parsed(_thought(text), "", "", False, FORMAT_REMINDER)
 
-    before = text[: action.start()]
-    if before.rstrip("\n").rstrip("*` \t").endswith(":"):  # only then can a bare "Action:" label end it
-        before = _ACTION_LABEL_AT_END.sub("", before)
-    thought = _thought(before)
+    thought = _thought(_ACTION_LABEL_AT_END.sub("", text[: action.start()]))
     bracket = action.end() - 1
     if action is finish:
         answer, closed = _balanced(text, bracket)
@@ -162,14 +131,15 @@ def _parse(reply: str) -> Parsed:
             label = _LABEL_LINE.search(answer)
             answer = answer[: label.start()] if label else answer
         end = bracket + 1 + len(answer) + (1 if closed else 0)
-        return Parsed(thought, FINISH, _clean_argument(answer), bool(search(_OBSERVATION_LINE, "observation", end)))
+        return Parsed(thought, FINISH, _clean_argument(answer), bool(_OBSERVATION_LINE.search(text, end)))
     line_end = text.find("\n", bracket)
     line = text[: line_end if line_end != -1 else len(text)]
     argument, _ = _balanced(line, bracket)
+    rest = text[len(line) :]
     name = action.group(1)
     if name.lower() == FINISH.lower():
         name = FINISH
-    return Parsed(thought, name, _clean_argument(argument), bool(search(_OBSERVATION_LINE, "observation", len(line))))
+    return Parsed(thought, name, _clean_argument(argument), bool(_OBSERVATION_LINE.search(rest)))
 
 
 # The well-formed reply, read in one step. Without backticks, colons or asterisks in the thought, or brackets
