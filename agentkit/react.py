@@ -48,10 +48,18 @@ class Step:
     intervention: str = ""  # a runtime guard's special Observation line, re-sent under this step
 
     def as_history(self) -> str:
+        # Every later call re-sends this text: remember it, until one of its fields changes.
+        key = (self.thought, self.action, self.argument, self.observation, self.intervention)
+        if self._history[0] == key:
+            return self._history[1]
         thought = f"Thought: {self.thought}\n" if self.thought else ""
         action = f"Action: {self.action}[{self.argument}]\n" if self.action else ""
         guard = f"\n{self.intervention}" if self.intervention else ""
-        return f"{thought}{action}Observation: {self.observation}{guard}"
+        text = f"{thought}{action}Observation: {self.observation}{guard}"
+        self._history = (key, text)
+        return text
+
+    _history = (None, "")  # not a field: no part of equality or repr
 
 
 def _same_action(a: Step, action: str, argument: str) -> bool:
@@ -62,6 +70,8 @@ def _same_action(a: Step, action: str, argument: str) -> bool:
 
 class ReActAgent:
     """A ReAct loop over any LLM and a ToolExecutor, with a repeat fuse and max_steps."""
+
+    _system = (None, "")  # ((template, tool list), role prompt) of the last call
 
     def __init__(
         self,
@@ -108,7 +118,10 @@ class ReActAgent:
             last = " This is your last step: Finish now with your best answer." if steps_left == 1 else ""
             tail.append(f"Steps left (including this one): {steps_left}.{last}")
 
-        system = ROLE_PROMPT.format(tools=self.tools.describe())
+        key = (ROLE_PROMPT, self.tools.describe())
+        if key != self._system[0]:  # one string object for as long as it holds: its hash is computed once
+            self._system = (key, ROLE_PROMPT.format(tools=key[1]))
+        system = self._system[1]
 
         def assemble(history: list[str]) -> list[dict]:
             return [

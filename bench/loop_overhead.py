@@ -28,7 +28,7 @@ SIZES = (10, 30)
 
 # --- agentkit ---------------------------------------------------------------------------
 
-def agentkit_episode(n: int, tag: str, counting: bool = True) -> int:
+def agentkit_episode(n: int, tag: str, counting: bool = True, on_step=None) -> int:
     from agentkit.llm import LedgerLLM, Rule, ScriptedLLM
     from agentkit.react import ReActAgent
     from agentkit.tools import ToolExecutor
@@ -47,7 +47,7 @@ def agentkit_episode(n: int, tag: str, counting: bool = True) -> int:
         llm = UncountedLLM()
     tools = ToolExecutor()
     tools.register("Echo", lambda s: f"echo {s}", "echo the input")
-    agent = ReActAgent(llm, tools, max_steps=n + 1)
+    agent = ReActAgent(llm, tools, max_steps=n + 1, on_step=on_step)
     agent.run(f"What does {tag} say?", verbose=False)
     assert agent.answer == f"42 ({tag})", agent.answer
     return sum(1 for call in tools.log if call.tool == "Echo")
@@ -190,24 +190,24 @@ def memory_per_episode(n: int = 30) -> dict:
     return peaks
 
 
-def per_step_growth(repeats: int) -> dict:
-    """agentkit alone: ms per step at 5 and 30 steps, and what one more step costs early and late in a run.
+def per_step_growth(repeats: int, n: int = 30) -> dict:
+    """agentkit alone: what each step of a 30-step run costs, and how that changes along the run.
 
-    The average per step falls as a run grows (the episode's fixed costs spread out); the marginal
-    cost, from episode totals at 5, 10, 25 and 30 steps, is what shows whether a step gets dearer.
+    Each step is timed inside its own episode (from the end of the step before), so early and late
+    steps share the machine's momentary speed; the growth is the least-squares slope over steps 5 to 30.
     """
-    sizes = (5, 10, 25, 30)
-    totals = {n: [] for n in sizes}
+    per_step = [[] for _ in range(n)]
     for r in range(repeats):
-        for n in sizes:
-            gc.collect()
-            start = time.perf_counter()
-            agentkit_episode(n, f"growth-{n}-{r}")
-            totals[n].append((time.perf_counter() - start) * 1000)
-    ms = {n: statistics.median(values) for n, values in totals.items()}
-    early, late = (ms[10] - ms[5]) / 5, (ms[30] - ms[25]) / 5
-    return {5: ms[5] / 5, 30: ms[30] / 30, "marginal_ms_steps_6_10": early, "marginal_ms_steps_26_30": late,
-            "growth_us_per_step": (late - early) * 1000 / 20}
+        stamps = []
+        gc.collect()
+        stamps.append(time.perf_counter())
+        agentkit_episode(n, f"growth-{r}", on_step=lambda step: stamps.append(time.perf_counter()))
+        for k in range(n):
+            per_step[k].append((stamps[k + 1] - stamps[k]) * 1e6)
+    us = [statistics.median(values) for values in per_step]
+    steps = list(range(5, n + 1))
+    slope = statistics.linear_regression(steps, [us[k - 1] for k in steps]).slope
+    return {"step_us": us, "growth_us_per_step": slope}
 
 
 def report(ms: dict, peaks: dict, growth: dict, repeats: int) -> str:
@@ -222,10 +222,10 @@ def report(ms: dict, peaks: dict, growth: dict, repeats: int) -> str:
     for name in FRAMEWORKS:
         a, b = ms[f"{name}|10"], ms[f"{name}|30"]
         lines.append(f"| {name} | {a:.3f} | {b:.3f} | {b / base:.1f} | {peaks[name] / 1024:.0f} |")
-    lines += ["", f"agentkit with exact counting, alone: {growth[5]:.3f} ms/step on average at 5 steps, "
-                  f"{growth[30]:.3f} at 30. One more step costs {growth['marginal_ms_steps_6_10'] * 1000:.1f} µs "
-                  f"among steps 6-10 and {growth['marginal_ms_steps_26_30'] * 1000:.1f} µs among steps 26-30: "
-                  f"{growth['growth_us_per_step']:+.2f} µs per step further into the run."]
+    us = growth["step_us"]
+    lines += ["", f"agentkit with exact counting, alone, each step timed inside a 30-step run: step 5 takes "
+                  f"{us[4]:.1f} µs, step 30 {us[29]:.1f} µs; over steps 5 to 30 a step costs "
+                  f"{growth['growth_us_per_step']:+.2f} µs more per step further into the run."]
     return "\n".join(lines)
 
 
