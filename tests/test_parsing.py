@@ -133,7 +133,7 @@ def test_never_raises_on_react_shaped_noise(text):
     assert "\n" not in p.argument or p.action == "Finish"
 
 
-# --- the shortcuts give what the full rules give -----------------------------------------
+# --- the well-formed shortcut gives what the full rules give ---------------------------
 
 thought_text = st.lists(st.sampled_from(list("ab :*`[]\t\r\"'-é【\u212a") + ["finish", "Finish[", "action", "Observation",
                                                                         "Thought:"]), max_size=12).map("".join)
