@@ -9,8 +9,8 @@ value is a `fractions.Fraction`, never a float, so 8 / (3 - 8/3) is exactly 24.
   runs the text: it walks Python's parse tree of it.
 - `legal_moves(numbers)` lists every next step "a op b = c" with a non-negative result.
 - `can_make_24(numbers)` answers whether the numbers left can still make 24 (memoised).
-- `count_ways` and `find_solution` are what `data/make_game24.py` writes into
-  `data/game24.jsonl`; `load_puzzles` and `hardest` read it back.
+- `count_ways` and `find_solution` are what `agentkit/data/make_game24.py` writes into
+  `agentkit/data/game24.jsonl`; `load_puzzles` and `hardest` read it back.
 """
 from __future__ import annotations
 
@@ -24,8 +24,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Optional
 
+from .data import DATA_DIR
+
 TARGET = Fraction(24)
-DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "game24.jsonl"
+DATA_FILE = DATA_DIR / "game24.jsonl"
 MAX_EXPRESSION_CHARS = 200  # a longer "expression" is not an answer to a four-number puzzle
 
 OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
@@ -263,8 +265,8 @@ def find_solution(numbers, integers_only: bool = False) -> Optional[str]:
 
 
 def load_puzzles(path: Path | str | None = None) -> list[dict]:
-    """Every solvable puzzle in data/game24.jsonl, in the file's order."""
-    lines = Path(path or DATA_FILE).read_text(encoding="utf-8").splitlines()
+    """Every solvable puzzle in agentkit/data/game24.jsonl, in the file's order."""
+    lines = (Path(path) if path else DATA_FILE).read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .data import DATA_DIR
+
 ERROR_PREFIX = "error:"
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 
 def is_error(observation: str) -> bool:

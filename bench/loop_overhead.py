@@ -7,7 +7,8 @@ alike; ratios are what is stable. Each episode's question is new, and so is ever
 result, so nothing is counted from a previous episode's text.
 
 A "step" is one tool call and the model call that asked for it; the closing answer call is
-in the episode's time too. Run it with `make bench`; it writes bench/results.md and .json.
+in the episode's time too. Run it with `make bench`; it writes bench/results.md and
+agentkit/data/loop_overhead.json (shipped with the package: notebook 02 reads it).
 """
 from __future__ import annotations
 
@@ -232,15 +233,16 @@ def report(ms: dict, peaks: dict, growth: dict, repeats: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=60)
-    parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    parser.add_argument("--json", type=Path, default=HERE.parent / "agentkit" / "data" / "loop_overhead.json")
     args = parser.parse_args()
     ms = measure(args.repeats)
     growth = per_step_growth(args.repeats)
     peaks = memory_per_episode()
     text = report(ms, peaks, growth, args.repeats)
     print(text)
-    args.out.with_suffix(".md").write_text(text + "\n", encoding="utf-8")
-    args.out.with_suffix(".json").write_text(json.dumps(
+    args.out.write_text(text + "\n", encoding="utf-8")
+    args.json.write_text(json.dumps(
         {"ms_per_step": ms, "peak_bytes_30": peaks, "agentkit_growth": growth, "repeats": args.repeats,
          "versions": _versions(), "python": platform.python_version()}, indent=1) + "\n", encoding="utf-8")
 
