@@ -134,7 +134,7 @@ class ReActAgent:
             ]
 
         if self.context is not None:
-            return self.context.fit(assemble, self.trace)
+            return self.context.fit(assemble, self.trace, question)
         return assemble([step.as_history() for step in self.trace])
 
     # --- the loop -----------------------------------------------------------
