@@ -15,7 +15,8 @@ Every call, allowed or not, becomes one `Decision` in `gate.ledger`: the call, i
 verdict, who decided (`by`), the dry run, the observation, and `source`: the latest earlier tool
 output that names the tool (a hint to where an instruction came from, not a proof).
 `gate.save(path)` writes the ledger as JSON lines; `Replayed(path)` answers the same calls with the
-decisions recorded there, so a run with approvals replays offline.
+decisions recorded there (same verdict, same `by`, with a `note` that it was replayed), so a run with
+approvals replays offline and the model sees the very same observations.
 
 Policies here: `deny_side_effects` (the default), `dry_run_side_effects`, `Approve(names)`,
 `ask_human`, `Replayed(path)`. Any callable `call -> Verdict` is a policy.
@@ -48,7 +49,8 @@ class Call:
 @dataclass
 class Verdict:
     action: str  # one of VERDICTS
-    by: str  # who or what decided: "policy: ...", "human: ...", "replay: ..."
+    by: str  # who or what decided: "policy: ...", "human: ..."
+    note: str = ""  # e.g. "replayed from decisions.jsonl"
 
     def __post_init__(self) -> None:
         if self.action not in VERDICTS:
@@ -68,6 +70,7 @@ class Decision:
     dry_run: str = ""
     observation: str = ""
     source: str = ""
+    note: str = ""
 
 
 class ApprovalNeeded(Exception):
@@ -111,6 +114,7 @@ class Replayed:
     def __init__(self, path) -> None:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
         self.recorded = [Decision(**json.loads(line)) for line in lines if line.strip()]
+        self.name = Path(path).name
         self._waiting = [d for d in self.recorded if d.effect != "read" and d.verdict != "pending"]
 
     def __call__(self, call: Call) -> Verdict:
@@ -118,8 +122,8 @@ class Replayed:
             if (old.tool, old.argument) == (call.tool, call.argument):
                 del self._waiting[i]
                 action = {"ran": "run", "denied": "deny", "dry run": "dry_run"}[old.verdict]
-                return Verdict(action, f"replay of: {old.by}")
-        return Verdict("deny", "replay: this call is not on the recorded trace")
+                return Verdict(action, old.by, f"replayed from {self.name}")
+        return Verdict("deny", "replay: this call is not on the recorded trace", f"replayed from {self.name}")
 
 
 # --- the gate ---------------------------------------------------------------------
@@ -193,7 +197,7 @@ class GatedExecutor:
                                f"{tool.effect}, and it was denied ({verdict.by}). Nothing changed. "
                                "Go on without it, or tell the user what you wanted to do."), "denied"
         self._record(Decision(number, call.tool, argument, call.effect, outcome, verdict.by, call.dry_run,
-                              output, call.source))
+                              output, call.source, verdict.note))
         return output
 
     def _pending_number(self, name, argument) -> int:

@@ -65,6 +65,8 @@ class World:
         self.path = self.folder / "world.sqlite"
         self.db = sqlite3.connect(self.path, check_same_thread=False)
         self.db.executescript(
+            # A throw-away store: no waiting for the disk on every change (a crash may lose it; fine here).
+            "PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY;"
             "CREATE TABLE IF NOT EXISTS notes (title TEXT PRIMARY KEY, text TEXT NOT NULL);"
             "CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY, recipient TEXT, text TEXT);"
             "CREATE TABLE IF NOT EXISTS web_log (id INTEGER PRIMARY KEY, query TEXT);"
