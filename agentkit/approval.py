@@ -100,11 +100,11 @@ class Approve:
     """Approve the named tools (any argument); deny every other side effect."""
 
     def __init__(self, names, by: str = "policy: approved list") -> None:
-        self.names, self.by = {n.lower() for n in names}, by
+        self.names, self.by = sorted(names), by
 
     def __call__(self, call: Call) -> Verdict:
-        if call.tool.lower() in self.names:
-            return Verdict("run", f"{self.by} ({', '.join(sorted(self.names))})")
+        if call.tool.lower() in {n.lower() for n in self.names}:
+            return Verdict("run", f"{self.by} ({', '.join(self.names)})")
         return deny_side_effects(call)
 
 

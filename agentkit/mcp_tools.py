@@ -3,7 +3,8 @@
 `MCPTools(command)` starts the server as a child process over stdio (the official `mcp` SDK's
 `stdio_client` and `ClientSession`), on its own thread and event loop, so it works the same in a
 script and inside Jupyter (whose kernel already runs an asyncio loop). `start()` waits at most
-`start_timeout` seconds for the handshake and the tool list.
+`start_timeout` seconds for the handshake and the tool list; `start(wait=False)` returns at once and
+the first `wait()`, `call()` or `executor()` waits instead.
 
 `call(name, text)` sends `{"input": text}` and always returns a string:
 * the tool's text, or `error: ...` when the server reports the tool failed (`isError`);
@@ -67,17 +68,25 @@ class MCPTools:
 
     # --- life cycle ------------------------------------------------------------------
 
-    def start(self) -> "MCPTools":
-        """Start the server and wait for its tool list; raises RuntimeError with the log's tail if it fails."""
-        self._thread = threading.Thread(target=self._run, name="mcp-client", daemon=True)
-        self._thread.start()
+    def start(self, wait: bool = True) -> "MCPTools":
+        """Start the server; with `wait`, wait for its tool list (see `wait`). Without, return at once:
+        the first use waits (a Python server takes seconds to import the SDK: start it early)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="mcp-client", daemon=True)
+            self._thread.start()
+            atexit.register(self.close)
+        return self.wait() if wait else self
+
+    def wait(self) -> "MCPTools":
+        """Wait for the handshake and the tool list; raises RuntimeError with the log's tail if it fails."""
+        if self._thread is None:
+            raise RuntimeError("the MCP server was never started: call start() first")
         if not self._ready.wait(self.start_timeout):
             self.problem = f"it did not start within {self.start_timeout:g} s"
             self.close()
         if self._session is None:
             raise RuntimeError(f"The MCP server {' '.join(self.command)} is not available: {self.problem}\n"
                                f"Its log ({self.log_path}) ends with:\n{self.log_tail()}")
-        atexit.register(self.close)
         return self
 
     def _run(self) -> None:
@@ -144,6 +153,8 @@ class MCPTools:
 
     def call(self, name: str, text: str) -> str:
         """Call one tool with {"input": text}; every outcome, good or bad, is a string."""
+        if self._thread is not None and not self._ready.is_set():
+            self._ready.wait(self.start_timeout)  # started in the background: wait for it here
         if not self.running:
             return f"{ERROR_PREFIX} the MCP server is not running ({self.problem or 'it was closed'}); {name} was not called."
         start = time.perf_counter()
@@ -171,6 +182,7 @@ class MCPTools:
 
     def executor(self, names=None) -> ToolExecutor:
         """A ToolExecutor whose tools call this server, each with the effect its annotations claim."""
+        self.wait()
         tools = ToolExecutor()
         for tool in self.tools:
             if names is None or tool.name in names:
