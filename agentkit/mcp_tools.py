@@ -17,6 +17,7 @@ the first `wait()`, `call()` or `executor()` waits instead.
 tool's annotations (`effect_of`): readOnlyHint true is "read"; otherwise destructiveHint true or
 missing is "delete" (the protocol's default for a tool that is not read-only), openWorldHint true is
 "send", else "write". Annotations are the server's own claims, not checked facts.
+`python -m agentkit.mcp_tools [N]` measures a call in process against the same call over MCP.
 `close()` (also on exit of a `with` block, and at interpreter exit) stops the child: the SDK closes
 its stdin, then terminates it; a server whose process id we know is killed at once if it is hung.
 """
@@ -189,3 +190,26 @@ class MCPTools:
                 tools.register(tool.name, lambda text, name=tool.name: self.call(name, text),
                                tool.description or "", effect=effect_of(tool.annotations))
         return tools
+
+
+def _bench(calls: int = 200) -> None:
+    """Per-call cost of Calculate in this process against the same tool over MCP (stdio)."""
+    from .tools import calculator
+
+    expression = "(2024 - 1955) * 365"
+    with MCPTools(course_server_command(tempfile.mkdtemp())) as server:
+        server.call("Calculate", expression)  # the first call warms both sides up
+        for name, call in [("in process", lambda: calculator(expression)),
+                           ("over MCP (stdio)", lambda: server.call("Calculate", expression))]:
+            times = []
+            for _ in range(calls):
+                start = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - start)
+            times.sort()
+            print(f"{name:17} median {times[len(times) // 2] * 1e3:8.3f} ms, "
+                  f"p90 {times[int(len(times) * 0.9)] * 1e3:8.3f} ms per call ({calls} calls)")
+
+
+if __name__ == "__main__":
+    _bench(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
