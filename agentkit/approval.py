@@ -241,7 +241,8 @@ class PausableAgent(ReActAgent):
 
     `start(question)` returns "pending" (see `.pending`) or "finished"/"max_steps"/"repeat_fuse";
     `decide(approve, by)` answers the pending call and goes on. The model is not asked again for a
-    call that waited: the reply that asked for it is kept and carried out once decided.
+    call that waited: the reply that asked for it is kept and carried out once decided. The repeat
+    fuse and max_steps apply; `runtime`, `on_step` and the fallback answer are not used here.
     """
 
     def __init__(self, llm=None, tools=None, max_steps: int = 5, **options) -> None:

@@ -57,8 +57,10 @@ class MCPTools:
     def __init__(self, command: list[str], *, call_timeout: float = 5.0, start_timeout: float = 30.0,
                  env: dict | None = None) -> None:
         self.command, self.call_timeout, self.start_timeout = list(command), call_timeout, start_timeout
-        # The child inherits where agentkit is imported from, so it serves this very package.
-        self.env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)} | (env or {})
+        # The SDK passes the child only a few safe variables (PATH, HOME, ...). Add the folder this
+        # agentkit is imported from, so a course server serves this very package.
+        here = str(Path(__file__).resolve().parent.parent)
+        self.env = {"PYTHONPATH": os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])} | (env or {})
         self.log_path = Path(tempfile.mkdtemp(prefix="agentkit-mcp-")) / "server.log"
         self.tools: list = []  # the server's tool list (mcp Tool objects)
         self.pid: int | None = None
