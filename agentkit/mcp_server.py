@@ -14,7 +14,9 @@ returns text. Its effect becomes MCP tool annotations, which a client reads as h
 | send   | false        | false           | true          |
 
 `--faults` adds three tools that misbehave on purpose, to watch a client cope: Fail raises (the
-client gets an error result), Hang never answers, Crash ends the server process.
+client gets an error result), Hang never answers, Crash ends the server process. All three claim
+readOnlyHint: true, which a client cannot check: annotations are the server's word. The server's
+instructions name its process id, so a client whose call hangs can stop it at once.
 Any MCP client can start it, e.g. the MCP Inspector: `npx @modelcontextprotocol/inspector python -m agentkit.mcp_server --store /tmp/notes`.
 """
 from __future__ import annotations
