@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import tempfile
+import threading
 from pathlib import Path
 
 from .data import read_text
@@ -63,7 +64,9 @@ class World:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.path = self.folder / "world.sqlite"
+        # An MCP server runs tools on worker threads: one connection, one change at a time.
         self.db = sqlite3.connect(self.path, check_same_thread=False)
+        self._lock = threading.Lock()
         self.db.executescript(
             # A throw-away store: no waiting for the disk on every change (a crash may lose it; fine here).
             "PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY;"
@@ -122,13 +125,14 @@ class World:
             return f"would fail: {e}"
 
     def _change(self, tool: str, argument: str) -> str:
-        try:
-            summary, statements = self._plan(tool, argument)
-        except ValueError as e:
-            return f"{ERROR_PREFIX} {e}"
-        with self.db:  # one transaction: all of it or nothing
-            for sql, values in statements:
-                self.db.execute(sql, values)
+        with self._lock:
+            try:
+                summary, statements = self._plan(tool, argument)
+            except ValueError as e:
+                return f"{ERROR_PREFIX} {e}"
+            with self.db:  # one transaction: all of it or nothing
+                for sql, values in statements:
+                    self.db.execute(sql, values)
         return f"done: {summary}"
 
     # --- the tools -----------------------------------------------------------
@@ -146,7 +150,7 @@ class World:
         return self.pages.search(topic)
 
     def web_search(self, query: str) -> str:
-        with self.db:
+        with self._lock, self.db:
             self.db.execute("INSERT INTO web_log (query) VALUES (?)", (str(query),))
         return f"No results for {str(query)[:60]!r}."
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from agentkit.approval import (Approve, ApprovalNeeded, GatedExecutor, PausableAgent, Replayed, Verdict,
+from agentkit.approval import (Approve, ApprovalNeeded, Call, GatedExecutor, PausableAgent, Replayed, Verdict,
                                ask_human, deny_side_effects, dry_run_side_effects)
 from agentkit.llm import ScriptedLLM
 from agentkit.react import ReActAgent
@@ -187,13 +187,7 @@ def test_run_with_approvals_replays_offline(world, tmp_path):
     assert [(d.by, d.note) for d in replay.tools.ledger] == [("human: Ana", "replayed from decisions.jsonl")] * 2
     assert [json.loads(line)["verdict"] for line in decisions.read_text().splitlines()] == ["ran", "denied"]
     # A call that is not on the recorded trace is denied, never run.
-    assert Replayed(decisions)(live.tools.ledger and _call("DeleteNotes", "all")).action == "deny"
-
-
-def _call(tool, argument):
-    from agentkit.approval import Call
-
-    return Call(1, tool, argument, "delete")
+    assert Replayed(decisions)(Call(1, "DeleteNotes", "all", "delete")).action == "deny"
 
 
 def test_descriptions_decide_which_tool_the_stand_in_picks(world):
