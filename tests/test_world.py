@@ -171,6 +171,20 @@ def test_prompt_buttons_resume_the_run(world):
     assert [d.by for d in agent.tools.ledger] == ["human: Approve button", "human: Deny button"]
 
 
+def test_prompt_shows_a_failure_after_a_click(world):
+    llm = stand_in()
+    agent = PausableAgent(llm, gated(world, ask_human), max_steps=5)
+    agent.start(STANDUP_QUESTION)
+    prompt = approval_prompt(agent)
+
+    def down(*args, **kwargs):
+        raise ConnectionError("the model server is down")
+
+    llm.think = down
+    prompt.approve.click()
+    assert "The run failed after your decision: ConnectionError: the model server is down" in prompt.text.value
+
+
 def test_run_with_approvals_replays_offline(world, tmp_path):
     cassette, decisions = tmp_path / "run.jsonl", tmp_path / "decisions.jsonl"
     live = PausableAgent(Recorder(stand_in(), cassette), gated(world, ask_human), max_steps=5)

@@ -36,14 +36,18 @@ def approval_prompt(agent, who: str = "human"):
     approve = w.Button(description="Approve", button_style="success", icon="check")
     deny = w.Button(description="Deny", button_style="danger", icon="times")
 
-    def refresh() -> None:
-        text.value = f"<pre style='white-space: pre-wrap; margin: 0'>{html.escape(describe_run(agent))}</pre>"
+    def refresh(problem: str = "") -> None:
+        shown = describe_run(agent) + (f"\n\n{problem}" if problem else "")
+        text.value = f"<pre style='white-space: pre-wrap; margin: 0'>{html.escape(shown)}</pre>"
         approve.disabled = deny.disabled = agent.pending is None
 
     def on_click(button) -> None:
         approve.disabled = deny.disabled = True  # one decision per click
-        agent.decide(button is approve, f"{who}: {button.description} button")
-        refresh()
+        try:
+            agent.decide(button is approve, f"{who}: {button.description} button")
+            refresh()
+        except Exception as e:  # noqa: BLE001 - a click must never fail silently (a real model may be down)
+            refresh(f"The run failed after your decision: {type(e).__name__}: {e}")
 
     approve.on_click(on_click)
     deny.on_click(on_click)
