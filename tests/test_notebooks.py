@@ -181,11 +181,6 @@ NOT_YET_FIXED = {
         "d2e379a3": ["this output is checked"],  # cell 35
         "508ea5ed": ["pytest"],  # cell 41, its output
     },
-    "08_runtime_guards.ipynb": {
-        "ffb6701d": ["not compared when the course is tested"],  # cell 47
-        "69134332": ["set out to reach"],  # cell 50
-        "9a06f7c6": ["make test", "nbval", "pytest"],  # cell 52
-    },
     "09_hybrids_and_cost.ipynb": {
         "6402497e": ["docstring is the contract"],  # cell 9
         "5142dbd0": ["agentkit/scripts/"],  # cell 19
