@@ -229,3 +229,10 @@ def test_gate_is_a_drop_in_executor():
     assert gate.describe() == inner.describe() and gate.names == ["Echo"]
     assert gate.run("Echo", "hi") == "hi" and gate.log is inner.log
     assert gate.run("Nope", "x").startswith("error: unknown tool")
+
+
+def test_gate_cannot_be_walked_past_by_the_case_of_a_name(world):
+    gate = gated(world, deny_side_effects)
+    assert "was not run" in gate.run("deletenotes", "all")
+    assert "was not run" in gate.run(" DELETENOTES ", "all")
+    assert world.notes() == SAMPLE_NOTES and [d.verdict for d in gate.ledger] == ["denied", "denied"]
