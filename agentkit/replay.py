@@ -34,6 +34,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import sys
 import threading
 import time
 from dataclasses import asdict
@@ -356,15 +357,17 @@ def stamp_of(llm, notebook: str, mode: str) -> dict:
 
     model = getattr(llm, "model", "") or type(llm).__name__
     base_url = getattr(llm, "base_url", None) or ""
-    if mode == "local":
+    local = getattr(sys.modules.get("agentkit.local"), "_shared", None)  # the process's llama.cpp server, if any
+    if mode == "local" or (local is not None and local.running and base_url == local.base_url):
         try:
             version = metadata.version("xllamacpp")
         except metadata.PackageNotFoundError:
             version = "?"
-        server = f"llama.cpp (xllamacpp {version}) on this machine's CPU"
+        cap = f", replies capped at {local.max_tokens} tokens" if local is not None else ""
+        server = f"llama.cpp (xllamacpp {version}){cap}"
     else:  # the host only: never the full URL, never the key
         server = urlparse(base_url).hostname or ("api.openai.com" if mode == "real" else type(llm).__name__)
-    return {"notebook": notebook, "model": model, "server": server, "mode": mode,
+    return {"notebook": notebook, "model": model, "server": server,
             "recorded": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "command": record_command(notebook)}
 
 

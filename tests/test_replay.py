@@ -240,3 +240,14 @@ def test_a_notebook_replays_its_cassette_unless_the_mode_is_live_and_a_miss_says
     assert f"replaying scripted-stand-in as recorded on {stamp['recorded']}" in out
     with pytest.raises(CassetteMiss, match="notebook nb.*make record NB=notebooks/nb.ipynb.*AP_MODE=local"):
         replay.think("Question: two")
+
+
+def test_the_shipped_cassette_of_03b_is_stamped_and_answers_both_of_its_models():
+    from agentkit.replay import cassette_path
+
+    replay = ReplayLLM(cassette_path("03b_real_model"))
+    assert {"notebook", "model", "server", "recorded", "command"} <= set(replay.stamp)
+    assert replay.stamp["model"] == "SmolLM2-135M-Instruct" and "llama.cpp" in replay.stamp["server"]
+    names = [entry["request"].get("llm", "") for entry in replay.entries]
+    assert names.count("") == 3 and names.count("few-shot") == 3
+    assert all("sent" in e for e in replay.entries if e["request"].get("llm")), "the few-shot text as sent"
