@@ -246,10 +246,10 @@ class ReplayLLM:
         if not notebook:
             return ""
         cell = _current_cell(notebook)
-        return (f"\nThis request comes from the notebook {notebook}{f', {cell}' if cell else ''}, whose real-model "
-                f"calls were recorded on {self.stamp.get('recorded', '?')} from {self.stamp.get('model', '?')}. "
-                f"A changed prompt needs a new recording: {self.stamp.get('command', 'tools/record.py')} "
-                f"(or run the notebook live with AP_MODE=local).")
+        return (f"\nThis request comes from the notebook {notebook}{f', {cell}' if cell else ''}, which replays "
+                f"the calls {self.stamp.get('model', '?')} answered on {self.stamp.get('recorded', '?')}. To send a "
+                f"changed request, run it live (AP_MODE=local or real), or record the notebook again: "
+                f"{self.stamp.get('command', 'python tools/record.py')}")
 
     def reset(self) -> None:
         self.calls.clear()
