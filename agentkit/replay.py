@@ -42,7 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import tokens
-from .llm import AssistantTurn, CallRecord, FunctionCall, as_messages, ledger, prompt_text
+from .protocol import AssistantTurn, CallRecord, FunctionCall, as_messages, ledger, prompt_text
 
 LIVE_MODES = ("local", "real")
 CANDIDATES = 8  # recorded requests compared in full when a request misses (the rest by a cheap measure)
@@ -150,6 +150,7 @@ class ReplayLLM:
         self.path, self.name = self.paths[0], name
         self.entries: list[dict] = []
         self.stamps: list[dict] = []
+        self._file_stamps: dict[str, dict] = {}
         for one in self.paths:
             if not one.is_file():
                 raise FileNotFoundError(f"No cassette at {one}: record one with Recorder(llm, {str(one)!r}).")
@@ -175,6 +176,7 @@ class ReplayLLM:
                                 f"Record the cassette again rather than editing it by hand.") from None
         if "stamp" in entry:
             self.stamps.append(entry["stamp"])
+            self._file_stamps.setdefault(path.name, entry["stamp"])
         else:
             entry["_file"] = path.name
             self.entries.append(entry)
@@ -238,18 +240,19 @@ class ReplayLLM:
                      f"this request {wanted[at:at + 60]!r}.")
         return (f"{head} Re-record it, or send the recorded request. "
                 f"The closest one recorded, and where they differ:\n" + "\n".join(shown[:40]) + more + first
-                + self._how_to_record())
+                + self._how_to_record(self._file_stamps.get(closest["_file"], {})))
 
-    def _how_to_record(self) -> str:
+    def _how_to_record(self, stamp: dict | None = None) -> str:
         """For a notebook's cassette: which notebook and cell asked, and the command that records it again."""
-        notebook = self.stamp.get("notebook")
+        stamp = self.stamp if stamp is None else stamp
+        notebook = stamp.get("notebook")
         if not notebook:
             return ""
         cell = _current_cell(notebook)
         return (f"\nThis request comes from the notebook {notebook}{f', {cell}' if cell else ''}, which replays "
-                f"the calls {self.stamp.get('model', '?')} answered on {self.stamp.get('recorded', '?')}. To send a "
+                f"the calls {stamp.get('model', '?')} answered on {stamp.get('recorded', '?')}. To send a "
                 f"changed request, run it live (AP_MODE=local or real), or record the notebook again: "
-                f"{self.stamp.get('command', 'python tools/record.py')}")
+                f"{stamp.get('command', 'python tools/record.py')}")
 
     def reset(self) -> None:
         self.calls.clear()
@@ -346,6 +349,11 @@ def cassette_path(notebook: str) -> Path:
     return Path(str(DATA_DIR / "cassettes" / f"{notebook}.jsonl"))
 
 
+def shipped_cassettes() -> list[Path]:
+    """Every cassette the course ships, in name order."""
+    return sorted(cassette_path("x").parent.glob("*.jsonl"))
+
+
 def record_command(notebook: str) -> str:
     return f"make record NB=notebooks/{notebook}.ipynb"
 
@@ -378,9 +386,9 @@ def real_or_replay(notebook: str, live, *, name: str = "", mode: str | None = No
     apart on its cassette. While tools/record.py runs the notebook (AP_RECORD names the cassette),
     the live model is wrapped in a Recorder.
     """
-    from .llm import _setting
+    from .settings import setting
 
-    mode = (mode or _setting("AP_MODE") or "fake").strip().lower()
+    mode = (mode or setting("AP_MODE") or "fake").strip().lower()
     recording = os.environ.get("AP_RECORD", "")
     label = f" ({name})" if name else ""
     if recording:

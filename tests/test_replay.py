@@ -251,3 +251,17 @@ def test_the_shipped_cassette_of_03b_is_stamped_and_answers_both_of_its_models()
     names = [entry["request"].get("llm", "") for entry in replay.entries]
     assert names.count("") == 3 and names.count("few-shot") == 3
     assert all("sent" in e for e in replay.entries if e["request"].get("llm")), "the few-shot text as sent"
+
+
+def test_ap_mode_replay_answers_from_the_shipped_cassettes(monkeypatch):
+    from agentkit.tools import default_executor
+
+    monkeypatch.setenv("AP_MODE", "replay")
+    llm = get_llm()
+    assert isinstance(llm, ReplayLLM) and llm.model == "SmolLM2-135M-Instruct"
+    agent = ReActAgent(llm, default_executor(), max_steps=3)
+    agent.run(CHECKPOINT_QUESTION, verbose=False)  # 03b's chat run, as SmolLM2 answered it
+    assert agent.stop_reason == "max_steps" and len(llm.calls) == 3
+    assert llm.calls[0].reply.startswith("There are 365 days in 2024.")
+    with pytest.raises(CassetteMiss, match="03b_real_model"):
+        ReActAgent(llm, default_executor(), max_steps=4).run(CHECKPOINT_QUESTION, verbose=False)
