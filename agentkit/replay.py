@@ -78,7 +78,7 @@ class Recorder:
         self.model = getattr(llm, "model", "") or type(llm).__name__
         self.calls: list[CallRecord] = []
         self._lock = threading.Lock()
-        self._claimed: set[int] = set()  # ids of the wrapped ledger's entries already matched to a call
+        self._claimed: dict[int, CallRecord] = {}  # the wrapped ledger's entries already matched to a call, by id
         self.path.parent.mkdir(parents=True, exist_ok=True)
         held = self.path.is_file() and self.path.read_text(encoding="utf-8").strip()
         if held and not append:
@@ -114,7 +114,7 @@ class Recorder:
         # Two calls with equal replies: prefer the entry holding this very reply object.
         record = next((r for r in mine if r.reply is turn.content), mine[0] if mine else None)
         if record is not None:
-            self._claimed.add(id(record))
+            self._claimed[id(record)] = record  # held, so its id cannot be reused by a later entry
         return record
 
     def _keep(self, request: dict, turn: AssistantTurn, start: float, seen: int) -> None:

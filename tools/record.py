@@ -65,6 +65,9 @@ def record(path: Path, mode: str, timeout: int) -> bool:
     from agentkit.replay import ReplayLLM
 
     stem = path.stem
+    if "real_or_replay(" not in "".join(c.source for c in nbformat.read(path, as_version=4).cells):
+        print(f"== {path.name}: no real-model cells (no real_or_replay call), skipped")
+        return True
     cassette, fresh = CASSETTES / f"{stem}.jsonl", BUILD / f"{stem}.jsonl"
     fresh.unlink(missing_ok=True)
     print(f"== {path.name}: recording with AP_MODE={mode} into {fresh.relative_to(ROOT)}", flush=True)
