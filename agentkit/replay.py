@@ -147,6 +147,8 @@ class ReplayLLM:
 
     def __init__(self, path, *, name: str = "") -> None:
         self.paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
+        if not self.paths:
+            raise FileNotFoundError("No cassette to replay: record one with Recorder(llm, path).")
         self.path, self.name = self.paths[0], name
         self.entries: list[dict] = []
         self.stamps: list[dict] = []

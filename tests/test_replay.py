@@ -91,6 +91,8 @@ def test_a_failed_call_writes_nothing_and_a_missing_cassette_says_how_to_make_on
     assert cassette.read_text() == ""
     with pytest.raises(FileNotFoundError, match="Recorder"):
         ReplayLLM(tmp_path / "absent.jsonl")
+    with pytest.raises(FileNotFoundError, match="Recorder"):
+        ReplayLLM([])  # what AP_MODE=replay gets when no cassette ships
     with pytest.raises(CassetteMiss, match="empty"):
         ReplayLLM(cassette).think("hi")
 
