@@ -226,7 +226,7 @@ def blocklist_allows(text: str) -> bool:
 
 
 @exercise("01.break", "break", "Slip past a blocklist",
-          "Set `payload` to an expression with no blocked word in it that would make eval call a function.")
+          "Set `my_payload` to an expression with no blocked word in it that would make eval call a function.")
 def _break(payload):
     if not isinstance(payload, str):
         raise Fail("your answer", "a str: the text a model would write", type(payload).__name__,
