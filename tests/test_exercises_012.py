@@ -54,6 +54,10 @@ def bill_text_only(history):  # re-sends right, but counts only the text, not th
     return sum(tokens.count_tokens(m["content"]) for p in prompts for m in p)
 
 
+def bill_every_prefix(history):  # one prompt per message instead of one per user turn
+    return sum(tokens.count_messages(history[:i]) for i in range(1, len(history) + 1))
+
+
 def bill_last_message_only(history):  # each call billed for its newest message only
     return sum(tokens.count_messages([history[i - 1]]) for i, m in enumerate(history) if m["role"] == "assistant")
 
@@ -137,6 +141,7 @@ WRONG = [
     ("00.predict", with_changes("00.predict", **{"prompt_tokens,_all_calls": 356}), "the last call alone"),
     ("00.bill", bill_once, "the model is stateless"),
     ("00.bill", bill_last_message_only, "the model is stateless"),
+    ("00.bill", bill_every_prefix, "one call per user turn, not one per message"),
     ("00.bill", bill_with_replies, "a call sends what came before its reply"),
     ("00.bill", bill_text_only, "a chat request costs more than its text"),
     ("00.break", {"name": "Ada", "prompt": "Hi, my name is Ada. What is my name?"}, "it found the name"),

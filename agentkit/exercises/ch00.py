@@ -134,6 +134,9 @@ def _known_mistakes(history) -> dict:
             "a call sends what came before its reply: the reply itself is billed as completion tokens, and is "
             "re-sent only from the next call on.",
         sum(tokens.count_messages(p[-1:]) for p in prompts): stateless,
+        sum(tokens.count_messages(history[:i]) for i in range(1, len(history) + 1)):
+            f"one call per user turn, not one per message: this chat made {len(prompts)} calls, each sending "
+            "everything before the reply it got back.",
     }
 
 
