@@ -14,11 +14,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentkit"
 # Lowest first; a module may import from its own layer or any layer below, never above.
 LAYERS = {
     "foundations": ["data", "text", "settings", "tokens", "parsing", "tools", "faults", "batch", "game24",
-                    "lessons", "sandbox", "sandbox_supervisor", "data.make_game24"],
+                    "lessons", "sandbox", "sandbox_supervisor", "data.make_game24", "world", "mcp_server", "mcp_tools"],
     "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
-                  "context", "tasks", "evaluate", "lakeford"],
-    "course": ["scripts", "scripts.*", "exercises", "exercises.*", "modes", "loopback", "sick", "channels", "runtime_suites", "paradigms",
+                  "context", "tasks", "evaluate", "lakeford", "approval"],
+    "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "modes", "loopback", "sick",
+               "channels", "runtime_suites", "paradigms",
                "widgets", "widgets.*", "__init__"],
 }
 

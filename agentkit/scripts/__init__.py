@@ -9,7 +9,7 @@ import importlib
 from ..scripted import Rule
 
 # Each module exposes RULES: list[Rule]. Order matters only within a module.
-CHAPTER_SCRIPTS = ["basics", "react", "plan", "reflection", "reflexion", "tot", "runtime", "native", "tasks"]
+CHAPTER_SCRIPTS = ["basics", "react", "plan", "reflection", "reflexion", "tot", "runtime", "native", "tasks", "world"]
 
 
 def course_script() -> list[Rule]:
