@@ -252,6 +252,12 @@ def test_a_half_written_answer_never_raises_and_says_what_happened(id, broken):
     assert "case:" in verdict.text and "hint:" in verdict.text
 
 
+@pytest.mark.parametrize("id", ["01.guard", "02.parse"])
+def test_a_function_that_forgets_to_return_is_told_so(id):
+    verdict = check(id, lambda *args: None)
+    assert verdict.status == "wrong" and "returned nothing" in verdict.text
+
+
 @pytest.mark.parametrize("id, odd", [("00.predict", {"messages in the last call": "many", "prompt tokens of the last call": 1,
                                                      "prompt tokens, all calls": 1}),
                                      ("01.predict", [8, 3, 5]), ("02.break", {"checkpoint": 2.5, "savings": 19}),

@@ -195,6 +195,8 @@ def _guard(power_allowed):
     for number, (base, exponent, allowed, what) in enumerate(GUARD_CASES):
         case = f"{what}: {power_text(base, exponent)}"
         said = _ask_guard(power_allowed, base, exponent, case, GUARD_HINTS[number])
+        if said is None:
+            raise Fail(case, "True or False", "None", "your function returned nothing: did it forget `return`?")
         if bool(said) != allowed:
             raise Fail(case, "allow (True)" if allowed else "refuse (False)",
                        repr(said), GUARD_HINTS[number])

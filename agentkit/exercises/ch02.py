@@ -135,6 +135,9 @@ def _parse(my_parse):
         raise Fail("your answer", "a function my_parse(reply) -> (tool, input)", repr(my_parse), "define it with def.")
     for number, (reply, expected, what) in enumerate(PARSE_CASES):
         said = _as_pair(call(my_parse, reply, case=f"{what}: {reply!r}", hint=PARSE_HINTS[number]))
+        if said is None:
+            raise Fail(f"{what}: {reply!r}", repr(expected), "None",
+                       "your function returned nothing: return a pair, (tool, input) or (None, None).")
         same = (isinstance(said, tuple) and said[1] == expected[1]
                 and (said[0] == expected[0] or (said[0] or "").lower() == (expected[0] or "").lower()))
         if not same:
