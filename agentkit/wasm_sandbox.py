@@ -39,6 +39,7 @@ from typing import Any
 DEFAULT_TIMEOUT_S = 2.0
 DEFAULT_MEMORY_MB = 256
 DEFAULT_MAX_DISK_MB = 16
+MIN_MEMORY_MB = 32  # the interpreter's own memory starts at 10 MB and needs room to import
 MAX_OUTPUT_CHARS = 10_000
 MAX_REPORT_BYTES = 1_000_000
 WATCH_EVERY_S = 0.005
@@ -116,6 +117,8 @@ def run_code(
     if not isinstance(code, str) or (expression is not None and not isinstance(expression, str)):
         raise TypeError("code and expression must be strings")
     _check_limits(timeout_s=timeout_s, memory_mb=memory_mb, max_disk_mb=max_disk_mb, max_output_chars=max_output_chars)
+    if memory_mb < MIN_MEMORY_MB:
+        raise ValueError(f"memory_mb must be at least {MIN_MEMORY_MB}: the interpreter needs that to start")
     engine, module = engine_and_module()
     with _ONE_RUN_AT_A_TIME, tempfile.TemporaryDirectory(prefix="agentkit-wasm-", ignore_cleanup_errors=True) as run_dir:
         folder, report_dir = Path(run_dir, "sandbox"), Path(run_dir, "report")
