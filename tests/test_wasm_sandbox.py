@@ -287,9 +287,8 @@ class Compiled(Exception):
 
 @pytest.fixture
 def cache_copy(engine, tmp_path, monkeypatch):
-    for path in wasm_sandbox.cache_dir().iterdir():
-        if path.suffix in (".cwasm", ".sha256"):
-            shutil.copy(path, tmp_path / path.name)
+    for path in wasm_sandbox.cache_paths(wasm_sandbox.cache_dir()):
+        shutil.copy(path, tmp_path / path.name)
 
     def refuse(*_):
         raise Compiled
@@ -302,7 +301,7 @@ def test_the_compiled_module_is_loaded_from_the_cache(engine, cache_copy):
 
 
 def test_an_altered_cache_file_is_never_loaded(engine, cache_copy):
-    compiled = next(cache_copy.glob("*.cwasm"))
+    compiled, _ = wasm_sandbox.cache_paths(cache_copy)
     data = bytearray(compiled.read_bytes())
     data[len(data) // 2] ^= 0xFF
     compiled.write_bytes(bytes(data))
@@ -318,3 +317,14 @@ def test_runs_from_two_threads_take_turns():
     for thread in threads:
         thread.join()
     assert [r.value for r in results] == [1, 1]
+
+
+def test_a_missing_cache_is_compiled_once_written_and_old_entries_go(engine, tmp_path, monkeypatch):
+    compiled_module = wasm_sandbox.engine_and_module()[1]
+    compiles = []
+    monkeypatch.setattr(wasm_sandbox, "compile_module", lambda *_: compiles.append(1) or compiled_module)
+    (tmp_path / "python-0000-wasmtime-1.0.0-x86_64.cwasm").write_bytes(b"from an older wasmtime")
+    wasm_sandbox.load_module(engine, tmp_path)
+    wasm_sandbox.load_module(engine, tmp_path)
+    assert compiles == [1]
+    assert sorted(tmp_path.iterdir()) == sorted(wasm_sandbox.cache_paths(tmp_path))
