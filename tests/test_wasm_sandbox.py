@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit import wasm_sandbox
+from agentkit import wasm_module, wasm_sandbox
 from agentkit.wasm_sandbox import MAX_OUTPUT_CHARS, run_code
 
 SECRET = "sk-test-should-never-leak"
@@ -26,7 +26,7 @@ MARGIN_S = 1.5
 @pytest.fixture(scope="session")
 def engine():
     """Compile (or load from the cache) once per test process: every test below reuses it."""
-    return wasm_sandbox.engine_and_module()[0]
+    return wasm_module.engine_and_module()[0]
 
 
 @pytest.fixture
@@ -103,7 +103,7 @@ def test_writing_outside_the_folder_is_refused(run, outside):
 
 
 def test_the_standard_library_is_read_only():
-    stdlib = wasm_sandbox._runtime_dir() / wasm_sandbox.PYTHON_STDLIB / "python311.zip"
+    stdlib = wasm_module.runtime_dir() / wasm_module.PYTHON_STDLIB / "python311.zip"
     before = stdlib.read_bytes()
     attempts = ["open(ZIP, 'r+b').write(b'X')", "open(ZIP, 'ab').write(b'X')", "os.truncate(ZIP, 10)",
                 "os.close(os.open(ZIP, os.O_WRONLY | os.O_TRUNC))", "os.rename(ZIP, '/sandbox/x.zip')",
@@ -287,26 +287,26 @@ class Compiled(Exception):
 
 @pytest.fixture
 def cache_copy(engine, tmp_path, monkeypatch):
-    for path in wasm_sandbox.cache_paths(wasm_sandbox.cache_dir()):
+    for path in wasm_module.cache_paths(wasm_module.cache_dir()):
         shutil.copy(path, tmp_path / path.name)
 
     def refuse(*_):
         raise Compiled
-    monkeypatch.setattr(wasm_sandbox, "compile_module", refuse)
+    monkeypatch.setattr(wasm_module, "compile_module", refuse)
     return tmp_path
 
 
 def test_the_compiled_module_is_loaded_from_the_cache(engine, cache_copy):
-    assert wasm_sandbox.load_module(engine, cache_copy) is not None  # no compile
+    assert wasm_module.load_module(engine, cache_copy) is not None  # no compile
 
 
 def test_an_altered_cache_file_is_never_loaded(engine, cache_copy):
-    compiled, _ = wasm_sandbox.cache_paths(cache_copy)
+    compiled, _ = wasm_module.cache_paths(cache_copy)
     data = bytearray(compiled.read_bytes())
     data[len(data) // 2] ^= 0xFF
     compiled.write_bytes(bytes(data))
     with pytest.raises(Compiled):
-        wasm_sandbox.load_module(engine, cache_copy)
+        wasm_module.load_module(engine, cache_copy)
 
 
 def test_runs_from_two_threads_take_turns():
@@ -320,11 +320,11 @@ def test_runs_from_two_threads_take_turns():
 
 
 def test_a_missing_cache_is_compiled_once_written_and_old_entries_go(engine, tmp_path, monkeypatch):
-    compiled_module = wasm_sandbox.engine_and_module()[1]
+    compiled_module = wasm_module.engine_and_module()[1]
     compiles = []
-    monkeypatch.setattr(wasm_sandbox, "compile_module", lambda *_: compiles.append(1) or compiled_module)
+    monkeypatch.setattr(wasm_module, "compile_module", lambda *_: compiles.append(1) or compiled_module)
     (tmp_path / "python-0000-wasmtime-1.0.0-x86_64.cwasm").write_bytes(b"from an older wasmtime")
-    wasm_sandbox.load_module(engine, tmp_path)
-    wasm_sandbox.load_module(engine, tmp_path)
+    wasm_module.load_module(engine, tmp_path)
+    wasm_module.load_module(engine, tmp_path)
     assert compiles == [1]
-    assert sorted(tmp_path.iterdir()) == sorted(wasm_sandbox.cache_paths(tmp_path))
+    assert sorted(tmp_path.iterdir()) == sorted(wasm_module.cache_paths(tmp_path))
