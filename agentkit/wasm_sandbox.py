@@ -213,10 +213,12 @@ class _Run:
 
         self.wasi.argv = ["python", "-c", RUNNER, job]
         self.store.set_wasi(self.wasi)
-        linker = wasmtime.Linker(self.engine)
-        linker.define_wasi()
-        instance = linker.instantiate(self.store, self.module)
-        entry = instance.exports(self.store)["_start"]
+        try:
+            linker = wasmtime.Linker(self.engine)
+            linker.define_wasi()
+            entry = linker.instantiate(self.store, self.module).exports(self.store)["_start"]
+        except Exception as exc:  # e.g. the memory limit is below what the module declares
+            return f"the engine could not start the interpreter: {str(exc)[:200]}"
         outcome: list[str | None] = []
 
         def call() -> None:
