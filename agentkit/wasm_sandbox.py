@@ -48,34 +48,43 @@ WATCH_EVERY_S = 0.005
 GUEST_FOLDER = "/sandbox"
 GUEST_REPORT = "/report"
 
-# Runs inside the engine: run the code, then write {"value", "error"} to /report/report.json.
+# Runs inside the engine: run the code, then report in /report: value.json (the expression's value),
+# error.txt (what went wrong), done (it got that far). No json import unless there is a value to
+# encode, no traceback import unless there is an error: each import costs start-up time.
 RUNNER = r"""
-import json, os, sys  # traceback only on an error: each import costs start-up time
-job = json.loads(sys.argv[1])
+import os, sys
+code, expression = sys.argv[1], (sys.argv[2] if sys.argv[3] == "1" else None)
 del sys.argv[1:]
 os.chdir("/sandbox")
-namespace, report = {"__name__": "__main__"}, {"value": None, "error": None}
+namespace, value_text, error, evaluated = {"__name__": "__main__"}, None, None, False
 try:
-    exec(compile(job["code"], "<code>", "exec"), namespace)
-    if job["expression"] is not None:
-        report["value"] = eval(compile(job["expression"], "<expression>", "eval"), namespace)
-    text = json.dumps(report)
+    exec(compile(code, "<code>", "exec"), namespace)
+    if expression is not None:
+        value = eval(compile(expression, "<expression>", "eval"), namespace)
+        evaluated = True
+        import json
+        value_text = json.dumps(value)
 except SystemExit as exc:
-    text = json.dumps({"value": None, "error": None if exc.code in (0, None) else f"SystemExit: {exc.code}"})
+    error = None if exc.code in (0, None) else f"SystemExit: {exc.code}"
 except BaseException as exc:
     namespace.clear()  # frees what a memory bomb hoarded, so the report can be written
+    value = None
     import traceback
     error = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    if isinstance(exc, TypeError) and "JSON serializable" in str(exc):
+    if evaluated and isinstance(exc, TypeError):
         error = "the value is not JSON-serialisable: " + error
-    elif isinstance(exc, RecursionError) and report["value"] is not None:  # json.dumps of the value
+    elif evaluated and isinstance(exc, RecursionError):
         error = "the value is nested too deeply to report"
     traceback.print_exc()
-    text = json.dumps({"value": None, "error": error})
 sys.stdout.flush()
 sys.stderr.flush()
-with open("/report/report.json", "w") as f:
-    f.write(text)
+if value_text is not None:
+    with open("/report/value.json", "w", encoding="utf-8") as f:
+        f.write(value_text)
+if error is not None:
+    with open("/report/error.txt", "w", encoding="utf-8", errors="backslashreplace") as f:
+        f.write(error)
+open("/report/done", "w").close()
 """
 
 
@@ -128,9 +137,8 @@ def run_code(
             folder.mkdir()
             report_dir.mkdir()
             run = _Run(engine, module, folder, report_dir, memory_mb, max_output_chars)
-            verdict = run.start(json.dumps({"code": code, "expression": expression}), timeout_s,
-                                max_disk_mb * 2**20)
-            report = _read_report(report_dir / "report.json")
+            verdict = run.start(code, expression, timeout_s, max_disk_mb * 2**20)
+            report = _read_report(report_dir)
             output, stderr = run.text(run.stdout, max_output_chars), run.text(run.stderr, max_output_chars)
         finally:
             _remove_tree(run_dir)
@@ -158,23 +166,28 @@ def _check_limits(**limits: float) -> None:
                              f"got {value!r}")
 
 
-def _read_report(path: Path) -> dict | str:
+def _read_report(folder: Path) -> dict | str:
     """The code's report, or why there is none. A report is data the code wrote: never trusted."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_REPORT_BYTES + 1)
-    except OSError:
+    if not (folder / "done").is_file():
         return ""
-    if len(raw) > MAX_REPORT_BYTES:
-        return f"the report is larger than {MAX_REPORT_BYTES:,} bytes"
-    try:
-        report = json.loads(raw)
-    except RecursionError:
-        return "the report is nested too deeply to read"
-    except ValueError:
-        return "the report is not valid JSON"
-    if not isinstance(report, dict) or set(report) != {"value", "error"} or not isinstance(report["error"], (str, type(None))):
-        return "the report does not have the expected shape"
+    report = {"value": None, "error": None}
+    for name, key in (("error.txt", "error"), ("value.json", "value")):
+        try:
+            with open(folder / name, "rb") as f:
+                raw = f.read(MAX_REPORT_BYTES + 1)
+        except OSError:
+            continue
+        if len(raw) > MAX_REPORT_BYTES:
+            return f"the report is larger than {MAX_REPORT_BYTES:,} bytes"
+        if key == "error":
+            report["error"] = raw.decode("utf-8", errors="replace")
+            continue
+        try:
+            report["value"] = json.loads(raw)
+        except RecursionError:
+            return "the report is nested too deeply to read"
+        except ValueError:
+            return "the report is not valid JSON"
     return report
 
 
@@ -207,11 +220,11 @@ class _Run:
             self.stop_reason = reason
             self.engine.increment_epoch()
 
-    def start(self, job: str, timeout_s: float, max_disk_bytes: int) -> str | None:
+    def start(self, code: str, expression: str | None, timeout_s: float, max_disk_bytes: int) -> str | None:
         """Run to the end or to a limit; return the limit that stopped it, the trap, or None."""
         import wasmtime
 
-        self.wasi.argv = ["python", "-c", RUNNER, job]
+        self.wasi.argv = ["python", "-c", RUNNER, code, expression or "", "0" if expression is None else "1"]
         self.store.set_wasi(self.wasi)
         try:
             linker = wasmtime.Linker(self.engine)

@@ -262,7 +262,8 @@ def test_a_deeply_nested_value_is_a_clear_error(run):
 
 
 def test_a_forged_deep_report_is_a_clear_error():
-    code = "open('/report/report.json', 'w').write('[' * 100_000 + ']' * 100_000)\nimport os\nos._exit(0)"
+    code = ("open('/report/value.json', 'w').write('[' * 100_000 + ']' * 100_000)\n"
+            "open('/report/done', 'w').close()\nimport os\nos._exit(0)")
     assert run_code(code).error == "the report is nested too deeply to read"
 
 
