@@ -1,9 +1,10 @@
 """Run model-written code inside WebAssembly: CPython compiled for WASI, run by the wasmtime engine.
 
 What the code can reach is what we hand the engine, nothing else (capabilities, not checks):
-- **files**: one fresh folder, `/sandbox` (its working directory, removed afterwards), read-write,
-  and the standard library, read-only. No other path exists for it: `..`, `chdir`, `dir_fd`, and
-  symbolic links all resolve inside those two folders or fail;
+- **files**: one fresh folder, `/sandbox` (its working directory), read-write, a second one,
+  `/report`, where our runner writes the result, and the standard library, read-only. No other path
+  exists for it: `..`, `chdir`, `dir_fd`, and symbolic links resolve inside those or fail. Both
+  folders are removed afterwards, and what the code wrote into `/report` is read as untrusted data;
 - **environment**: the three variables Python needs to start; none of ours;
 - **no** sockets or name lookups, processes, signals, threads, or native code (no `ctypes`): the
   interpreter is a WebAssembly module and WASI preview 1 gives it none of these;
@@ -11,13 +12,14 @@ What the code can reach is what we hand the engine, nothing else (capabilities, 
 - **time**: at most `timeout_s` of wall clock: the engine interrupts running code at the limit. A
   sleep inside the engine (`time.sleep`, `select`) cannot be interrupted: `run_code` still returns
   at the limit, and the abandoned run ends when its sleep does, stopped at its next instruction;
-- **disk and output**: the folder may hold at most `max_disk_mb` and MAX_ENTRIES files and folders
+- **disk and output**: the folders may hold at most `max_disk_mb` and MAX_ENTRIES files and folders
   (checked every few milliseconds, so one write may overshoot by its own size, itself bounded by
   memory), the output at most `max_output_chars`.
 
 The interpreter and its compiled module come from `agentkit.wasm_module`. Runs in one process take
 turns (the engine's clock is shared). What stays outside this boundary: bugs in wasmtime itself, and
-the CPU time and memory the limits grant.
+the CPU time and memory the limits grant. The result has the fields of `agentkit.sandbox`'s
+(output, value, error, timed_out, duration_s, stderr), without its process fields.
 """
 from __future__ import annotations
 
