@@ -139,7 +139,10 @@ def run_code(
             folder.mkdir()
             report_dir.mkdir()
             run = _Run(engine, module, folder, report_dir, memory_mb, max_output_chars)
-            verdict = run.start(code, expression, timeout_s, max_disk_mb * 2**20)
+            try:
+                verdict = run.start(code, expression, timeout_s, max_disk_mb * 2**20)
+            finally:
+                run.close()
             report = _read_report(report_dir)
             output, stderr = run.text(run.stdout, max_output_chars), run.text(run.stderr, max_output_chars)
         finally:
@@ -203,6 +206,7 @@ class _Run:
         self.output_cap = max_output_chars * 4  # UTF-8: at most 4 bytes a character
         self.stop_reason: str | None = None
         self.duration_s = 0.0
+        self.runner: threading.Thread | None = None
         wasi = wasmtime.WasiConfig()
         wasi.env = [("PYTHONHOME", "/usr/local"), ("PYTHONPATH", "/usr/local/lib/python311.zip"),
                     ("PYTHONDONTWRITEBYTECODE", "1")]
@@ -247,7 +251,7 @@ class _Run:
             except Exception as exc:  # the engine refused the run (it never should): a result, not a crash
                 outcome.append(f"the engine stopped the run: {type(exc).__name__}: {str(exc)[:200]}")
 
-        runner = threading.Thread(target=call, daemon=True, name="agentkit-wasm-run")
+        self.runner = runner = threading.Thread(target=call, daemon=True, name="agentkit-wasm-run")
         start = time.monotonic()
         runner.start()
         while runner.is_alive() and self.stop_reason is None:
@@ -266,6 +270,12 @@ class _Run:
         runner.join(0.5)
         self.duration_s = time.monotonic() - start
         return self.stop_reason or (outcome[0] if outcome else None)
+
+    def close(self) -> None:
+        """Free the store's memory and files now (Windows cannot remove an open file), unless a run
+        we abandoned in a sleep still uses it: then it goes when that run ends."""
+        if self.runner is None or not self.runner.is_alive():
+            self.store.close()
 
     @staticmethod
     def text(path: Path, limit: int) -> str:
