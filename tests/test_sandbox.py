@@ -308,7 +308,7 @@ def test_a_real_time_signal_is_a_result_not_an_exception():
     assert result.error == "killed by SIGRTMIN+6" and result.exit_code == -(signal.SIGRTMIN + 6)
 
 
-# The exact refusal notebook 05 shows: keep it stable.
+# The guard's refusal of a socket, word for word.
 NO_NETWORK = "PermissionError: sandbox guard: socket.socket is not allowed (no network)"
 
 
