@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..modes import get_llm
-from ..plan import (EXECUTOR_ROLE, MAX_PLAN_STEPS, PLANNER_PROMPT, PLANNER_ROLE, REPLAN_HEADER, Executor,
+from ..plan import (MAX_PLAN_STEPS, PLANNER_PROMPT, PLANNER_ROLE, REPLAN_HEADER, Executor,
                     PlanAndExecuteAgent, StepResult, inject_failure, parse_plan)
 from ..scripts.plan import APPLES_QUESTION, YEARS_QUESTION, YEARS_TOOL_CALLS
 from ..tools import default_executor
@@ -63,6 +63,8 @@ def _predict(prediction):
             raise NotDone()
         try:
             guess = tuple(int(x) for x in guess)
+            if len(guess) != 2:
+                raise ValueError(f"{len(guess)} numbers")
         except (TypeError, ValueError):
             raise Fail(name, "a pair of whole numbers", repr(guess), "write (LLM calls, tool calls).") from None
         if guess != actual:

@@ -68,6 +68,8 @@ def _predict(prediction):
             raise NotDone()
         try:
             guess = tuple(int(x) for x in guess)
+            if len(guess) != 2:
+                raise ValueError(f"{len(guess)} numbers")
         except (TypeError, ValueError):
             raise Fail(name, "a pair of whole numbers", repr(guess),
                        "write (trial of the first right answer, LLM calls in all).") from None
