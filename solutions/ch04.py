@@ -52,11 +52,12 @@ def my_parse_plan(raw, max_steps=10):
     return steps
 
 
-# 04.replan — a replan needs a failure that outlasts the retries: with max_attempts=2 a step gets
-# two tries, so the tool must fail at least twice (None: always). The text must be in the tool's
-# INPUT: step 2 sends Search[Alan Turing]. The replanned step searches "Turing" alone, so it gets
-# through and the run finishes with one replan. (Calculate with "1912 - 1815" works as well.)
-injection = {"tool": "Search", "text": "Alan Turing", "failures": None}
+# 04.replan — count tries per plan. Step 2 sends Search[Alan Turing]; with max_attempts=2 two
+# failures use up its tries and the planner replans. The new step searches "Turing" alone, so the
+# text "Turing" catches it too: two more failures and the second replan. The third plan searches
+# "Turing" again: with 4 failures in all it gets through (5 would too: one failed try, one good).
+# failures=None would outlast the budget (max_replans=2): the run stops with no answer.
+injection = {"tool": "Search", "text": "Turing", "failures": 4}
 
 
 SOLUTIONS = {"04.predict": prediction, "04.validate": my_parse_plan, "04.replan": injection,
