@@ -61,4 +61,4 @@ injection = {"tool": "Search", "text": "Turing", "failures": 4}
 
 
 SOLUTIONS = {"04.predict": prediction, "04.validate": my_parse_plan, "04.replan": injection,
-             "04.q1": "b", "04.q2": "a"}
+             "04.q1": "b", "04.q2": "d"}

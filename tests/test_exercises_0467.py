@@ -272,7 +272,7 @@ WRONG = [
     ("07.prune", {"noise": 0.25, "b": 1, "votes": 3}, "votes average the noise out"),
     ("07.prune", {"noise": 1.5, "b": 1, "votes": 1}, "a share of random votes"),
     ("07.q1", "b", "per puzzle rise with b"),
-    ("07.q2", "b", "votes fight noise"),
+    ("07.q2", "a", "votes fight noise"),
 ]
 
 

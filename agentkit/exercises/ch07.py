@@ -294,22 +294,22 @@ def _prune(judge):
 # --- concept questions --------------------------------------------------------------------------------------
 
 question("07.q1", "With an exact judge (noise 0), why does b=5 solve barely more puzzles than b=1 (section 5)?", {
-    "a": ("An exact judge ranks the good step first whenever it was proposed; what is never proposed no beam can keep.",
-          True, "with no noise the beam has nothing to buy back: the proposer sets the ceiling."),
-    "b": ("Because b=5 costs the same number of calls as b=1.", False,
-          "calls per puzzle rise with b (the middle chart); what stays flat is the success."),
-    "c": ("A wider beam makes each node propose fewer steps.", False,
+    "a": ("A wider beam makes each node propose fewer steps.", False,
           "every expanded node proposes up to k steps whatever b is; b only decides how many nodes are expanded."),
+    "b": ("b=5 costs the same number of calls as b=1.", False,
+          "calls per puzzle rise with b (the middle chart); what stays flat is the success."),
+    "c": ("An exact judge ranks the good step first whenever it was proposed; what is never proposed no beam can keep.",
+          True, "with no noise the beam has nothing to buy back: the proposer sets the ceiling."),
     "d": ("The verifier rejects the extra answers a wide beam finds.", False,
           "the verifier rejects only answers whose arithmetic is wrong; a wider beam's real solutions count."),
 }, hint="section 5, the three charts and the first point under them.")
 
 question("07.q2", "Section 3's tiny search reported a solution for 1 1 1 1. What keeps TreeOfThoughts from doing that?", {
-    "a": ("It rebuilds every kept one-number node into an expression of the puzzle's numbers and checks it exactly; "
+    "a": ("It asks the judge several times and averages the votes.", False,
+          "a judge that always says sure says sure every time: votes fight noise, not a judge that is wrong."),
+    "b": ("It rebuilds every kept one-number node into an expression of the puzzle's numbers and checks it exactly; "
           "only a verified expression is an answer.", True,
           "the model's '(left: ...)' and its 'sure' are claims; the verifier recomputes from the puzzle."),
-    "b": ("It asks the judge several times and averages the votes.", False,
-          "a judge that always says sure says sure every time: votes fight noise, not a judge that is wrong."),
     "c": ("It proposes at a lower temperature.", False,
           "the wishful stand-in is wrong at any temperature; so can a real model be."),
     "d": ("It keeps the numbers left exactly as the model writes them in '(left: ...)'.", False,
