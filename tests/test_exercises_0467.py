@@ -360,3 +360,11 @@ def test_a_wrong_answer_at_every_option_explains_itself_and_the_right_one_explai
             if letter != q.answer:
                 wrong = quiz(id, letter)
                 assert wrong.status == "wrong" and q.hint in wrong.text
+
+
+def test_a_check_never_raises_even_when_its_checker_meets_an_answer_of_a_shape_it_did_not_foresee():
+    # Chapter 03's prediction check indexes the pair it was given: a one-number "pair" used to raise IndexError
+    # out of check() and into the learner's cell, against the framework's promise that a check never raises.
+    verdict = check("03.predict", {"fuse off": (8,), "fuse on": (2, 1), "fuse on + fallback": (3, 1)})
+    assert verdict.status == "wrong"
+    assert "could not read" in verdict.text and "IndexError" in verdict.text and "hint:" in verdict.text
