@@ -247,7 +247,7 @@ WRONG = [
     ("06.parse", reply_must_be_text, "None is no lesson"),
     ("06.evict", unrounded, "round the new confidence to 3 places"),
     ("06.evict", at_or_below, "strictly BELOW the threshold"),
-    ("06.evict", unclamped, "never goes above 1"),
+    ("06.evict", unclamped, "clamp it at 1"),
     ("06.pollute", UNSEEN, "shares words with the question"),
     ("06.pollute", IGNORED, "obeys only a lesson it recognises"),
     ("06.pollute", OUTRANKED, "the honest lesson ranked above yours"),

@@ -1,4 +1,5 @@
-"""Chapter 04's exercises: a prediction read from the ledgers, a plan validator to build, a failure to inject, two questions."""
+"""Chapter 04's exercises: a prediction read from the ledgers, a plan validator to build, failures to inject,
+two questions."""
 from __future__ import annotations
 
 from ..modes import get_llm
@@ -94,15 +95,16 @@ REJECT = [  # (planner reply; what the case is; the hint)
     ("I would first look up both years and then subtract them.", "prose with no list at all",
      "no list in the reply means no plan: raise ValueError, not another exception (section 3)."),
     ('["look up the year", 42, "subtract"]', "a step that is a number, not a task",
-     "every step must be a non-empty string or a {\"step\", \"task\"} object; anything else is no plan."),
+     "every step must be a non-empty string or a {\"step\", \"task\"} object; anything else is no plan "
+     "(section 3)."),
     ('["look up the year", "   ", "subtract"]', "a step that is only spaces",
-     "every step must be a non-empty string: strip it, and reject what is left empty."),
+     "every step must be a non-empty string: strip it, and reject what is left empty (section 3)."),
 ]
 ACCEPT_HINTS = [
     "look inside a ```json fence first, then for the first '[' that starts a JSON list (section 1's tiny_parse_plan).",
     "an object step counts by its \"task\": return the task texts, not the dicts (section 3's table).",
     "not every '[' starts the list: try each '[' until one decodes as a JSON list "
-    "(json.JSONDecoder().raw_decode(text, index)).",
+    "(json.JSONDecoder().raw_decode(text, index)); section 1's parser tries the first one only.",
     f"{MAX_PLAN_STEPS} steps is still a valid plan: the limit is 1 to {MAX_PLAN_STEPS}, both included.",
 ]
 

@@ -95,20 +95,21 @@ PARSE_CASES = [  # (reply, the lesson or None; what the case is; the hint)
      '"fix": "compare the month and day with the birthday", "applies_to": "age questions", "confidence": 0.9}',
      LESSON, "extra keys, and values with tabs, newlines and double spaces",
      "keep exactly the four fields (trigger, error_type, fix, applies_to), each with its whitespace folded to "
-     "single spaces (' '.join(value.split())): a lesson is a line of a later prompt."),
+     "single spaces (' '.join(value.split())): a lesson is a line of a later prompt (section 2)."),
     ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "check the day"}', None,
-     "a lesson without applies_to", "a lesson needs all four fields; a missing one means no lesson: return None."),
+     "a lesson without applies_to",
+     "a lesson needs all four fields; a missing one means no lesson: return None (section 2)."),
     ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "   ", "applies_to": "ages"}', None,
      "a fix that is only spaces", "an empty field is no lesson: fold the whitespace, then return None if any "
-     "field is left empty."),
+     "field is left empty (section 2)."),
     ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "check the day", "applies_to": "ages",}',
      None, "JSON with a trailing comma", "a parser never raises (section 2: parse_lesson returns None): "
      "catch the JSON error and return None."),
     ("I am not sure what went wrong in this trial.", None, "a reply with no JSON at all",
-     "no object in the reply means no lesson: return None, never raise."),
+     "no object in the reply means no lesson: return None, never raise (section 2)."),
     (None, None, "no reply at all (None)", "the parser never raises, whatever it is given: None is no lesson."),
     ('["check the day", "subtract the years"]', None, "a JSON list, not an object",
-     "a lesson is one JSON object with four fields; anything else is None."),
+     "a lesson is one JSON object with four fields; anything else is None (section 2)."),
 ]
 
 
@@ -143,11 +144,11 @@ def _parse(parse):
 # --- 06.evict: the confidence rule ------------------------------------------------------------------
 
 EVICT_CASES = [  # (confidence, success, threshold) -> what the store does; what the case is; the hint
-    ((0.5, True, 0.3), "a success", "a success adds reward (0.1 by default) to the confidence."),
+    ((0.5, True, 0.3), "a success", "a success adds reward (0.1 by default) to the confidence (section 7)."),
     ((0.5, False, 0.3), "a failure that lands exactly on the threshold",
      "evicted means strictly BELOW the threshold: a lesson at exactly the threshold stays (section 7)."),
-    ((0.95, True, 0.3), "a success near the top", "a confidence never goes above 1: clamp it."),
-    ((0.1, False, 0.1), "a failure near the bottom", "a confidence never goes below 0: clamp it."),
+    ((0.95, True, 0.3), "a success near the top", "a confidence stays between 0 and 1: clamp it at 1."),
+    ((0.1, False, 0.1), "a failure near the bottom", "a confidence stays between 0 and 1: clamp it at 0."),
     ((0.3, False, 0.1), "0.3 - 0.2 in floating point",
      "0.3 - 0.2 is 0.09999999999999998 in floating point, just below 0.1: round the new confidence to 3 places "
      "before comparing, as the store does, or an honest lesson is evicted one failure early."),

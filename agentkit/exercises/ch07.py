@@ -50,7 +50,8 @@ def _predict(prediction):
         except (TypeError, ValueError):
             raise Fail(name, "a whole number", repr(guess), "write the number of LLM calls.") from None
         if guess != actual:
-            raise Fail(f"{name}, depth 3, puzzle 4 4 7 7", f"{actual} from the ledger", f"{guess} (off by {guess - actual:+d})",
+            raise Fail(f"{name}, depth 3, puzzle 4 4 7 7", f"{actual} from the ledger",
+                       f"{guess} (off by {guess - actual:+d})",
                        WHY[name] + ". Section 4 cuts the ledger at each proposal and counts the steps of the last level.")
     return f"The ledger agrees: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
 
@@ -63,14 +64,15 @@ BEAM_CASES = [  # (children as (step, votes), b, the indices kept, best first; w
      "keep the BEST b, best first: score sure 1, likely 0.5, impossible 0, and sort from high to low (section 3)."),
     ([("4 + 4 = 8", ["likely"]), ("7 - 4 = 3", ["sure"]), ("7 + 4 = 11", ["likely"]), ("4 * 4 = 16", ["impossible"])],
      2, [1, 0], "two children tie", "ties keep proposal order: sort by the score alone (Python's sort is stable), "
-     "never by the step's text."),
+     "never by the step's text (section 3's tiny_tot sorts by the score alone)."),
     ([("6 * 4 = 24", ["sure", "impossible", "impossible"]), ("6 - 4 = 2", ["likely", "likely", "likely"])], 1, [1],
      "three votes each", "a node's score is the MEAN of its votes (section 4): one sure among three votes is 1/3, "
      "below three times likely."),
     ([("8 / 2 = 4", ["?", "sure"]), ("8 - 2 = 6", ["sure", "likely"])], 1, [1], "a vote with no label",
-     "a vote that holds no label ('?') counts 0 and still counts as a vote: a judge that said nothing useful."),
+     "a vote that holds no label ('?') counts 0 and still counts as a vote: a judge that said nothing useful "
+     "(section 4's values)."),
     ([("3 * 3 = 9", ["likely"]), ("3 + 3 = 6", ["sure"])], 5, [1, 0], "fewer children than b",
-     "with fewer children than b, keep them all, best first."),
+     "with fewer children than b, keep them all, best first (section 3)."),
     ([], 3, [], "no children at all", "no children, nothing to keep: return an empty list."),
 ]
 VALUE = {"sure": 1.0, "likely": 0.5, "impossible": 0.0}
@@ -161,14 +163,16 @@ VERIFY_CASES = [  # (expression, puzzle, accept?; what the case is; the hint)
     ("4 * 6", [1, 1, 4, 6], False, "24, without all the numbers",
      "every number of the puzzle must be used, each exactly once (section 1)."),
     ("3 * 8 * (3 / 3)", [3, 3, 8, 8], False, "a 3 used three times and an 8 once",
-     "compare the numbers as a multiset (sorted lists), not as a set: 3 3 8 8 is not 3 3 3 8."),
+     "compare the numbers as a multiset (sorted lists), not as a set: 3 3 8 8 is not 3 3 3 8 (section 1)."),
     ("abs(-4) * (1 + 2 + 3)", [1, 2, 3, 4], False, "a function call and a minus sign",
-     "never run the text: read its syntax tree (ast.parse) and accept only whole numbers joined by + - * / (section 1)."),
-    ("4 ** 2 + 8 * 1", [1, 2, 4, 8], False, "a power", "only + - * / and parentheses: ** is not a Game of 24 move."),
+     "never run the text: read its syntax tree (ast.parse) and accept only whole numbers joined by + - * / "
+     "(section 1)."),
+    ("4 ** 2 + 8 * 1", [1, 2, 4, 8], False, "a power",
+     "only + - * / and parentheses: ** is not a Game of 24 move (section 1)."),
     ("(1 + 2) / (4 - 4)", [1, 2, 4, 4], False, "a division by zero",
-     "a verifier never raises: a division by zero is a wrong answer, not a crash."),
+     "a verifier never raises: a division by zero is a wrong answer, not a crash (section 1)."),
     ("6 * 4 +", [1, 1, 4, 6], False, "a reply that is not an expression",
-     "a verifier never raises: text that does not parse is a wrong answer."),
+     "a verifier never raises: text that does not parse is a wrong answer (section 1)."),
     ("(1 + 1) * (1 + 1)", [1, 1, 1, 1], False, "the right numbers, the wrong value",
      "the value must be exactly 24 (section 1)."),
 ]
@@ -249,7 +253,7 @@ def _path(result) -> list:
 
 
 @exercise("07.prune", "break", "A noisy judge prunes the solution",
-          "Set `judge` to {\"noise\": ..., \"b\": ..., \"votes\": ...}: 4 4 7 7 is solved with noise 0, and lost with yours.")
+          "Set `judge` to {\"noise\": ..., \"b\": ..., \"votes\": ...}: 4 4 7 7 solved with noise 0, lost with yours.")
 def _prune(judge):
     if not isinstance(judge, dict):
         raise Fail("your answer", 'a dict {"noise": ..., "b": ..., "votes": ...}', type(judge).__name__,
