@@ -2,17 +2,15 @@
 import hashlib
 import re
 import sqlite3
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from agentkit import tokens
 from agentkit.llm import ScriptedLLM
-from agentkit.memory import (
-    HEADERS, MAX_QUERY_TOKENS, CorruptStoreError, MemoryAgent, MemoryStore, NotAMemoryStoreError, QueryTooLongError,
-    StoreVersionError, WorkingMemory, tier_tokens,
+from agentkit.memory import HEADERS, MemoryAgent, WorkingMemory, tier_tokens
+from agentkit.memory_store import (
+    MAX_QUERY_TOKENS, CorruptStoreError, MemoryStore, NotAMemoryStoreError, QueryTooLongError, StoreVersionError,
 )
 from agentkit.memory_data import polluted_task, session_memories, session_tasks, wrong_memory
 from agentkit.retrieval import evaluate_rankings, recall_at_k, reciprocal_rank, reciprocal_rank_fusion
@@ -87,15 +85,17 @@ def test_without_a_budget_everything_fits_but_only_the_most_recent_items():
 def test_the_budget_drops_low_ranked_memories_first_then_old_trace_then_old_items():
     full = tokens.count_messages(built(None)[1])
     leanest = tokens.count_messages(WorkingMemory().assemble("Which port?", ITEMS[-3:], [], []))
-    for budget in range(full, leanest - 1, -5):
+    for budget in range(full, leanest - 1, -9):
         report, messages = built(budget)
         assert tokens.count_messages(messages) <= budget
         if report["memories"] > 1:  # memories go first: nothing else has been touched yet
             assert report["trace_dropped"] == report["items_dropped"] == 0
         if report["trace_dropped"]:
-            assert report["memories"] == 1
+            assert report["memories"] <= 1
         if report["items_dropped"]:
-            assert report["trace_lines"] == 0 and report["memories"] == 1
+            assert report["trace_lines"] == 0 and report["memories"] <= 1
+        if report["memories"] == 0:  # the last memory goes last, once the items are down to min_items
+            assert report["items"] == 3
     lean = built(tokens.count_messages(WorkingMemory().assemble("Which port?", ITEMS[-3:], [], MEMORIES[:1])))[0]
     assert lean == {"memories": 1, "memories_dropped": 5, "trace_lines": 0, "trace_dropped": 4,
                     "items": 3, "items_dropped": 2}
@@ -140,11 +140,16 @@ def run_tasks(n, mode):
     return llm, agent, episodes
 
 
-def test_load_sends_every_memory_until_the_window_and_retrieve_sends_at_most_k():
+@pytest.fixture(scope="module")
+def load_1000():
+    return run_tasks(1000, "load")
+
+
+def test_load_sends_every_memory_until_the_window_and_retrieve_sends_at_most_k(load_1000):
     for n in (10, 100):
         llm, _, _ = run_tasks(n, "load")
         assert all(len(MEMORY_LINE.findall(c.prompt)) == n for c in llm.calls)
-    llm, agent, _ = run_tasks(1000, "load")
+    llm, agent, _ = load_1000
     assert all(c.prompt_tokens <= 4096 for c in llm.calls)
     prompt = llm.calls[0].prompt
     assert "[M1000] " in prompt and "[M1] " not in prompt  # newest first, the oldest dropped to fit
@@ -156,8 +161,8 @@ def test_load_sends_every_memory_until_the_window_and_retrieve_sends_at_most_k()
     assert mean(retrieve.calls) * 10 < mean(llm.calls)
 
 
-def test_load_fails_on_facts_older_than_the_window():
-    _, agent, episodes = run_tasks(1000, "load")
+def test_load_fails_on_facts_older_than_the_window(load_1000):
+    _, agent, episodes = load_1000
     oldest_kept = 1000 - agent.working.report["memories"]
     for task, episode in zip(session_tasks(1000), episodes):
         if task.memory_index < oldest_kept:
@@ -279,6 +284,27 @@ def test_every_course_text_has_a_shipped_vector_and_an_unknown_text_says_how_to_
 
 
 def test_memory_code_never_imports_the_stand_in_scripts():
-    code = ("import sys, agentkit.memory, agentkit.memory_data, agentkit.embeddings, agentkit.retrieval; "
-            "print(any(m.startswith('agentkit.scripts') for m in sys.modules))")
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+    """The chapter's modules, in any function, and agentkit's modules they reach, at import time."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__import__("agentkit").__file__).parent
+    chapter = {"memory", "memory_store", "memory_data", "embeddings", "retrieval"}
+    seen, todo = set(), sorted(chapter)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = package / (name.replace(".", "/") + ".py")
+        if not path.exists():
+            path = package / name.replace(".", "/") / "__init__.py"
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        # get_llm() picks the stand-in lazily inside a function: that is the mode switch's job, not ours.
+        for node in ast.walk(tree) if name in chapter else tree.body:
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                todo += [node.module] if node.module else [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agentkit."):
+                todo.append(node.module.removeprefix("agentkit."))
+    assert not [name for name in seen if name.startswith("scripts")], sorted(seen)
+    assert {"memory_store", "tokens", "data", "local", "llm"} <= seen  # the walk did follow the imports

@@ -9,7 +9,7 @@ import importlib
 from ..llm import Rule
 
 # Each module exposes RULES: list[Rule]. Order matters only within a module.
-CHAPTER_SCRIPTS = ["basics", "react", "plan", "reflection", "reflexion", "tot", "runtime", "local", "native", "tasks"]
+CHAPTER_SCRIPTS = ["basics", "react", "plan", "reflection", "reflexion", "tot", "runtime", "local", "native", "tasks", "memory"]
 
 
 def course_script() -> list[Rule]:
