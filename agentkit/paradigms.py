@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .act import ActOnlyAgent
 from .hybrid import HybridAgent, ReflectiveReActAgent
-from .llm import get_llm
+from .modes import get_llm
 from .plan import PlanAndExecuteAgent, PlanAndSolveAgent
 from .react import ReActAgent
 from .rewoo import ReWOOAgent

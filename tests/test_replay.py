@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from agentkit.llm import get_llm
+from agentkit.modes import get_llm
 from agentkit.loopback import serve
 from agentkit.native import NativeReActAgent
 from agentkit.react import ReActAgent

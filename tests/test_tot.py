@@ -8,7 +8,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from agentkit.game24 import can_make_24, hardest, legal_moves, verify  # noqa: E402
-from agentkit.llm import Rule, ScriptedLLM, get_llm  # noqa: E402
+from agentkit.llm import Rule, ScriptedLLM  # noqa: E402
+from agentkit.modes import get_llm
 from agentkit.scripts.tot import stand_in  # noqa: E402
 from agentkit.tot import (  # noqa: E402
     PROPOSE_MARKER,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..llm import Rule
+from ..scripted import Rule
 from ..memory import MEMORY_MARKER
 from ..memory_data import ATTRIBUTES
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
-from ..llm import Rule
+from ..lakeford import SUITE_FILES, load_suite
+from ..scripted import Rule
 from ..runtime import CHECKPOINT_MARKER, GUARD_LINE
 from .react import FALLBACK_MARKER, REACT_MARKER
 
@@ -50,8 +51,6 @@ def _need(raw, task: dict) -> Need:
 
 @lru_cache(maxsize=1)
 def _tasks() -> dict:
-    from ..runtime_suites import SUITE_FILES, load_suite
-
     found = {}
     for name in SUITE_FILES:
         for task in load_suite(name):

@@ -6,7 +6,8 @@ chosen category, without the early-stop review, and says so: a whole batch would
 from __future__ import annotations
 
 from ..evaluate import Report, evaluate
-from ..llm import ScriptedLLM, get_llm
+from ..llm import ScriptedLLM
+from ..modes import get_llm
 from ..paradigms import PARADIGMS
 from ..tasks import CATEGORIES, load_tasks
 from . import run_panel
