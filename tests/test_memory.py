@@ -308,3 +308,21 @@ def test_memory_code_never_imports_the_stand_in_scripts():
                 todo.append(node.module.removeprefix("agentkit."))
     assert not [name for name in seen if name.startswith("scripts")], sorted(seen)
     assert {"memory_store", "tokens", "data", "local", "llm"} <= seen  # the walk did follow the imports
+
+
+def test_the_real_model_embeds_live_what_was_shipped():
+    """SmolLM2 in llama.cpp's embedding mode, in a child process: the shipped vectors are its own."""
+    from agentkit.embeddings import LocalEmbeddings, ShippedEmbeddings
+    from agentkit.memory_data import retrieval_set
+
+    texts = [q["query"] for q in retrieval_set()["queries"][:2]]
+    live = LocalEmbeddings()
+    try:
+        rows = live.embed(texts)
+    finally:
+        live.close()
+    assert not live.server.running
+    shipped = ShippedEmbeddings().embed(texts)
+    assert rows.shape == shipped.shape == (2, 576)
+    assert np.all((rows * shipped).sum(axis=1) > 0.99)  # float16 storage costs a little precision, no more
+    assert [c.texts for c in live.calls] == [2] and live.calls[0].prompt_tokens > 0
