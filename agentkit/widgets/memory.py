@@ -108,7 +108,7 @@ def plot_memory_run(run: MemoryRun, axes=None):
     import matplotlib.pyplot as plt
 
     if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(8, 3))
+        _, axes = plt.subplots(1, 2, figsize=(8, 3), gridspec_kw={"wspace": 0.35})
     left, right = axes
     modes = list(run.rows)
     colors = ["tab:blue", "tab:orange"]
@@ -118,7 +118,6 @@ def plot_memory_run(run: MemoryRun, axes=None):
     left.legend(loc="upper left", fontsize=8)
     right.bar(modes, [run.rows[m]["success"] for m in modes], color=colors)
     right.set(ylabel="success", ylim=(0, 1.05), title="later questions answered")
-    plt.tight_layout()
     return axes
 
 
