@@ -23,7 +23,7 @@ SIZES = (10, 100, 1000)
 K_RANGE = (1, 10)
 WINDOW_RANGE = (1024, 8192)
 REPEATS = 5  # how often the polluted question is asked
-REAL_MODEL_TASKS = 3  # a real model is slow: fewer questions per design
+REAL_MODEL_TASKS = 2  # a real model is slow: fewer questions per design
 
 
 @lru_cache(maxsize=1)
