@@ -78,8 +78,9 @@ class WorkingMemory:
         fits = lambda s: self.budget_tokens is None or tokens.count_messages(make(s)) <= self.budget_tokens
         low, high = 0, len(settings) - 1
         if not fits(settings[high]):
+            need = tokens.count_messages(make(settings[high]))
             raise ValueError(f"budget_tokens={self.budget_tokens} is too small: the role prompt, the question and "
-                             f"{self.min_items} key items already need {tokens.count_messages(make(settings[high]))} tokens")
+                             f"{self.min_items} key items already need {need} tokens")
         while low < high:  # the first setting that fits; sizes shrink along the list
             middle = (low + high) // 2
             low, high = (low, middle) if fits(settings[middle]) else (middle + 1, high)
@@ -122,12 +123,13 @@ class Episode:
 class MemoryAgent:
     """Answers each task in one call from long-term memory: the top `k` retrieved, or every memory loaded.
 
-    `mode="retrieve"` searches the store by `method`; `mode="load"` puts all memories in the
-    prompt, newest first, and the working memory's budget (`context_window`) drops the oldest
-    that do not fit. With `learn=True` the cited memory's confidence follows the outcome.
+    `mode="retrieve"` searches the store by `method` (None: the store's default); `mode="load"`
+    puts all memories in the prompt, newest first, and the working memory's budget
+    (`context_window`) drops the oldest that do not fit. With `learn=True` the cited memory's
+    confidence follows the outcome.
     """
 
-    def __init__(self, llm, store: MemoryStore, *, mode: str = "retrieve", k: int = 5, method: str = "fused",
+    def __init__(self, llm, store: MemoryStore, *, mode: str = "retrieve", k: int = 5, method: Optional[str] = None,
                  budget_tokens: int = 800, context_window: int = 4096, learn: bool = False) -> None:
         if mode not in ("retrieve", "load"):
             raise ValueError(f"mode must be 'retrieve' or 'load', got {mode!r}")

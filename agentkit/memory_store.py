@@ -313,8 +313,12 @@ class MemoryStore:
             self._vectors = (ids, rows)
         return self._vectors
 
-    def search_ids(self, query: str, k: int = 5, method: str = "fused", pool: int = 20) -> list[int]:
-        """The k best ids by `method`; "fused" merges the top `pool` of keyword and dense by reciprocal rank."""
+    def search_ids(self, query: str, k: int = 5, method: Optional[str] = None, pool: int = 20) -> list[int]:
+        """The k best ids by `method`; "fused" merges the top `pool` of keyword and dense by reciprocal rank.
+
+        With no method: "fused" when the store has an embedder, else "keyword".
+        """
+        method = method or ("fused" if self.embedder is not None else "keyword")
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         if method == "keyword":
@@ -323,7 +327,7 @@ class MemoryStore:
             return self.dense(query, k)
         return reciprocal_rank_fusion([self.keyword(query, pool), self.dense(query, pool)])[:k]
 
-    def search(self, query: str, k: int = 5, method: str = "fused") -> list[Memory]:
+    def search(self, query: str, k: int = 5, method: Optional[str] = None) -> list[Memory]:
         """The k memories most relevant to `query`, best first; an empty store gives []."""
         return [m for m in (self.get(i) for i in self.search_ids(query, k, method)) if m]
 

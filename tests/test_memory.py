@@ -10,7 +10,8 @@ from agentkit import tokens
 from agentkit.llm import ScriptedLLM
 from agentkit.memory import HEADERS, MemoryAgent, WorkingMemory, tier_tokens
 from agentkit.memory_store import (
-    MAX_QUERY_TOKENS, CorruptStoreError, MemoryStore, NotAMemoryStoreError, QueryTooLongError, StoreVersionError,
+    MAX_QUERY_TOKENS, CorruptStoreError, MemoryStore, MemoryStoreError, NotAMemoryStoreError, QueryTooLongError,
+    StoreVersionError,
 )
 from agentkit.memory_data import polluted_task, session_memories, session_tasks, wrong_memory
 from agentkit.retrieval import evaluate_rankings, recall_at_k, reciprocal_rank, reciprocal_rank_fusion
@@ -326,3 +327,13 @@ def test_the_real_model_embeds_live_what_was_shipped():
     assert rows.shape == shipped.shape == (2, 576)
     assert np.all((rows * shipped).sum(axis=1) > 0.99)  # float16 storage costs a little precision, no more
     assert [c.texts for c in live.calls] == [2] and live.calls[0].prompt_tokens > 0
+
+
+def test_with_no_method_a_store_fuses_when_it_can_embed_and_uses_keywords_when_it_cannot():
+    plain, embedding = MemoryStore(), MemoryStore(embedder=WordHashEmbedder())
+    for store in (plain, embedding):
+        store.add_many(["Cedar database listens on port 5433", "Birch is written in Rust"])
+    assert plain.search_ids("Birch Rust") == plain.search_ids("Birch Rust", method="keyword") == [2]
+    assert embedding.search_ids("Birch Rust") == embedding.search_ids("Birch Rust", method="fused")
+    with pytest.raises(MemoryStoreError, match="needs an embedder"):
+        plain.search_ids("Birch Rust", method="dense")
