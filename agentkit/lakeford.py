@@ -14,7 +14,10 @@ from .data import DATA_DIR
 from .tasks import Task
 from .tools import ToolExecutor, calculator
 
-SUITE_FILES = {"sick": "runtime_sick.jsonl", "legit": "runtime_legit.jsonl", "long": "runtime_long.jsonl"}
+# "legit" tunes the guards' thresholds; "heldout" holds legitimate tasks of other kinds (paging, reading a
+# figure twice on purpose, a slow-converging search) that no threshold was chosen on.
+SUITE_FILES = {"sick": "runtime_sick.jsonl", "legit": "runtime_legit.jsonl", "heldout": "runtime_heldout.jsonl",
+               "long": "runtime_long.jsonl"}
 MAX_STEPS = 20  # room for the longest legitimate task (7 steps) several times over
 
 SCRAPED_PAGE = """<html><head><title>{title}</title><meta charset="utf-8">

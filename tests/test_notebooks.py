@@ -170,32 +170,7 @@ def offences(notebook):
 # one entry per offending cell: {notebook: {cell id: [its offences]}}, with the cell's number as a
 # comment. Nothing may be added here: a new offence fails. An entry that is fixed fails too, until it
 # is deleted, so this list only shrinks.
-NOT_YET_FIXED = {
-    "03b_real_model.ipynb": {
-        "9c7db1da": ["not compared when the course is tested"],  # cell 0
-    },
-    "06_reflexion.ipynb": {
-        "b001f900": ["this output is checked"],  # cell 31
-    },
-    "07_tree_of_thoughts.ipynb": {
-        "d2e379a3": ["this output is checked"],  # cell 35
-        "508ea5ed": ["pytest"],  # cell 41, its output
-    },
-    "08_runtime_guards.ipynb": {
-        "ffb6701d": ["not compared when the course is tested"],  # cell 47
-        "69134332": ["set out to reach"],  # cell 50
-        "9a06f7c6": ["make test", "nbval", "pytest"],  # cell 52
-    },
-    "09_hybrids_and_cost.ipynb": {
-        "6402497e": ["docstring is the contract"],  # cell 9
-        "5142dbd0": ["agentkit/scripts/"],  # cell 19
-        "eef036e3": ["25,000", "fact sheet"],  # cell 27
-    },
-    "10_evaluation.ipynb": {
-        "ff1438fe": ["fact sheet"],  # cell 14
-        "003031f9": ["docstring is the contract"],  # cell 16
-    },
-}
+NOT_YET_FIXED = {}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
