@@ -1,0 +1,157 @@
+"""Self-check exercises of chapters 08 to 11: every check passes its worked solution, fails a typical wrong answer
+with the hint meant for it, says "not done yet" to the stub, and never raises on a half-written answer."""
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from agentkit import exercises
+from agentkit.exercises import NOT_DONE, check, quiz
+from agentkit.runtime import Runtime
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ["08"]
+
+
+def solutions(chapter: str) -> dict:
+    spec = importlib.util.spec_from_file_location(f"solutions_ch{chapter}", ROOT / "solutions" / f"ch{chapter}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SOLUTIONS
+
+
+def answer(id: str, value):
+    return quiz(id, value) if ".q" in id else check(id, value)
+
+
+def stub(*args):
+    raise NotImplementedError("your code here")
+
+
+# --- chapter 08: typical wrong answers ----------------------------------------------------------
+
+STOP = {"the", "at", "in", "of", "a", "for", "on", "was", "how", "much"}
+
+
+def words(text):
+    return {w for w in re.findall(r"\w+", text.lower().replace("'s", "")) if w not in STOP}
+
+
+def jaccard_raw(text, earlier, threshold=0.7, window=3):  # no normalising: raw whitespace split
+    a = set(text.split())
+    return any(len(a & set(e.split())) / len(a | set(e.split())) >= threshold for e in earlier[-window:])
+
+
+def strictly_above(text, earlier, threshold=0.7, window=3):  # > instead of >=
+    return any(len(words(text) & words(e)) / len(words(text) | words(e)) > threshold for e in earlier[-window:])
+
+
+def overlap_coefficient(text, earlier, threshold=0.7, window=3):  # divides by the smaller set
+    return any(len(words(text) & words(e)) / min(len(words(text)), len(words(e))) >= threshold
+               for e in earlier[-window:])
+
+
+def newest_only(text, earlier, threshold=0.7, window=3):  # compares with the last input only
+    return bool(earlier) and len(words(text) & words(earlier[-1])) / len(words(text) | words(earlier[-1])) >= threshold
+
+
+def no_window(text, earlier, threshold=0.7, window=3):  # looks back over the whole run
+    return any(len(words(text) & words(e)) / len(words(text) | words(e)) >= threshold for e in earlier)
+
+
+def word_lists(text, earlier, threshold=0.7, window=3):  # multiset Jaccard: a repeated word counts again
+    from collections import Counter
+    bag = lambda t: Counter(w for w in re.findall(r"\w+", t.lower().replace("'s", "")) if w not in STOP)
+    return any(sum((bag(text) & bag(e)).values()) / sum((bag(text) | bag(e)).values()) >= threshold
+               for e in earlier[-window:])
+
+
+PREDICT_08 = {"paraphrases, max_steps only": (20, 20), "paraphrases, Runtime(stop=False)": (20, 20),
+              "no results, Runtime()": (4, 3), "side topics, Runtime(checkpoint_every=6)": (10, 8)}
+
+WRONG = [
+    ("08.predict", {**PREDICT_08, "paraphrases, Runtime(stop=False)": (5, 4)}, "the notes are words, not a stop"),
+    ("08.predict", {**PREDICT_08, "no results, Runtime()": (3, 3)}, "one fallback call with tools off"),
+    ("08.predict", {**PREDICT_08, "side topics, Runtime(checkpoint_every=6)": (7, 5)}, "the first comes after step 6"),
+    ("08.repeat", jaccard_raw, "normalise before comparing"),
+    ("08.repeat", strictly_above, "compare with >=, not >"),
+    ("08.repeat", overlap_coefficient, "not by the smaller set"),
+    ("08.repeat", newest_only, "not only the newest one"),
+    ("08.repeat", no_window, "look back only `window` inputs"),
+    ("08.repeat", word_lists, "compare word SETS"),
+    ("08.break", Runtime(jaccard=0.5), "fails already on the tuning suite"),
+    ("08.break", Runtime(second_signal=True), "safe on unseen work too"),
+    ("08.break", "Runtime(jaccard=0.7)", "write runtime = Runtime("),
+    ("08.q1", "b", "no result is empty, off-topic or old news"),
+    ("08.q2", "b", "still optimistic"),
+]
+
+STUBS = [
+    ("08.predict", {name: ... for name in PREDICT_08}), ("08.predict", {**PREDICT_08, "no results, Runtime()": ...}),
+    ("08.predict", None), ("08.repeat", stub), ("08.repeat", ...), ("08.break", None),
+]
+
+BROKEN = [
+    ("08.predict", {name: "twenty" for name in PREDICT_08}), ("08.predict", [20, 20]),
+    ("08.repeat", lambda text, earlier, threshold, window: earlier[7]), ("08.repeat", lambda: True),
+    ("08.repeat", lambda text, earlier, threshold, window: 1 / 0), ("08.repeat", 42),
+    ("08.break", Runtime), ("08.break", 0.7),
+]
+
+
+# --- the same properties for every chapter -------------------------------------------------------
+
+ALL_SOLUTIONS = [(id, value) for chapter in CHAPTERS for id, value in solutions(chapter).items()]
+
+
+@pytest.mark.parametrize("id, value", ALL_SOLUTIONS, ids=[id for id, _ in ALL_SOLUTIONS])
+def test_every_worked_solution_passes_its_check(id, value):
+    verdict = answer(id, value)
+    assert verdict.ok, verdict.text
+
+
+@pytest.mark.parametrize("id, wrong, hint", WRONG, ids=[f"{w[0]}-{i}" for i, w in enumerate(WRONG)])
+def test_a_typical_wrong_answer_fails_with_the_hint_meant_for_it(id, wrong, hint):
+    verdict = answer(id, wrong)
+    assert verdict.status == "wrong" and hint in verdict.text, verdict.text
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_exercise_and_question_has_a_solution_a_wrong_answer_and_a_stub_tested(chapter):
+    exercises._load(chapter)
+    ids = {i for i in list(exercises.REGISTRY.exercises) + list(exercises.REGISTRY.questions)
+           if i.startswith(chapter + ".")}
+    assert ids == set(solutions(chapter))
+    assert ids == {id for id, _, _ in WRONG if id.startswith(chapter + ".")}
+    coding = {id for id in ids if ".q" not in id}
+    assert coding == {id for id, _ in STUBS if id.startswith(chapter + ".")}
+    assert coding == {id for id, _ in BROKEN if id.startswith(chapter + ".")}
+    kinds = {e.kind for e in exercises.REGISTRY.exercises.values() if e.id.startswith(chapter + ".")}
+    assert kinds == {"predict", "build", "break"}
+    assert len([i for i in ids if ".q" in i]) == 2
+
+
+@pytest.mark.parametrize("id, unsolved", STUBS, ids=[f"{s[0]}-{i}" for i, s in enumerate(STUBS)])
+def test_the_stub_is_not_done_yet_never_correct(id, unsolved):
+    verdict = check(id, unsolved)
+    assert verdict.status == NOT_DONE and NOT_DONE in verdict.text, verdict.text
+
+
+@pytest.mark.parametrize("id, broken", BROKEN, ids=[f"{b[0]}-{i}" for i, b in enumerate(BROKEN)])
+def test_a_half_written_answer_never_raises_and_says_what_happened(id, broken):
+    verdict = check(id, broken)
+    assert verdict.status == "wrong"
+    assert "case:" in verdict.text and "hint:" in verdict.text
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_option_of_every_question_is_explained(chapter):
+    exercises._load(chapter)
+    for q in exercises.REGISTRY.questions.values():
+        if q.id.startswith(chapter + "."):
+            assert q.hint and all(len(why) > 20 for _, _, why in q.options.values()), q.id
+            right = quiz(q.id, q.answer)
+            assert right.ok and all(f"  {letter})" in right.text for letter in q.options if letter != q.answer)
