@@ -13,7 +13,7 @@ from agentkit.exercises import NOT_DONE, check, quiz
 from agentkit.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = ["08"]
+CHAPTERS = ["08", "09"]
 
 
 def solutions(chapter: str) -> dict:
@@ -100,6 +100,60 @@ BROKEN = [
     ("08.repeat", lambda text, earlier, threshold, window: 1 / 0), ("08.repeat", 42),
     ("08.break", Runtime), ("08.break", 0.7),
 ]
+
+
+# --- chapter 09: typical wrong answers ----------------------------------------------------------
+
+EVIDENCE = re.compile(r"#E(\d+)\s*=\s*\w+\s*\[(.*)\]")
+
+
+def plan_validator(*, any_line=False, one_digit=False, twice=True, define_first=False, name=True, empty=True):
+    """check_plan with one typical mistake switched on."""
+    def check_plan(text):
+        defined = []
+        for line in text.splitlines():
+            match = EVIDENCE.search(line)
+            if match is None and not any_line:
+                continue
+            variable, tool_input = (f"#E{match.group(1)}", match.group(2)) if match else (None, line)
+            if twice and variable in defined:
+                return f"{variable} is defined twice"
+            if define_first and variable:
+                defined.append(variable)
+            for ref in re.findall(r"#E\d" if one_digit else r"#E\d+", tool_input):
+                if ref not in defined:
+                    return f"{ref} does not exist yet" if name else "invalid plan"
+            if variable and not define_first:
+                defined.append(variable)
+        return None if defined or not empty else "no plan"
+    return check_plan
+
+
+PREDICT_09 = {"ReAct": (5, 5), "ReWOO": (2, 5), "Plan-and-Execute": (11, 5), "Hybrid": (9, 5)}
+RIGHT_NUMBERS = "#E1 = Search[Steve Wozniak]\n#E2 = Search[Linus Torvalds]\n#E3 = Calculate[1969 - 1950]"
+
+WRONG += [
+    ("09.predict", {**PREDICT_09, "ReWOO": (5, 5)}, "whatever the plan"),
+    ("09.predict", {**PREDICT_09, "Plan-and-Execute": (6, 5)}, "a small ReAct of two calls"),
+    ("09.predict", {**PREDICT_09, "Hybrid": (8, 5)}, "drift checkpoint"),
+    ("09.validate", lambda text: None, "check each reference against the variables defined so far"),
+    ("09.validate", plan_validator(any_line=True), "the words of a Plan: line"),
+    ("09.validate", plan_validator(define_first=True), "cannot use its own result"),
+    ("09.validate", plan_validator(twice=False), "defined twice makes every later reference ambiguous"),
+    ("09.validate", plan_validator(empty=False), "no #E line at all is no plan"),
+    ("09.validate", plan_validator(one_digit=True), "#E10 is not #E1"),
+    ("09.validate", plan_validator(name=False), "say which variable is at fault"),
+    ("09.break", RIGHT_NUMBERS, "blind means a step's input is a result the planner could not see"),
+    ("09.break", "#E1 = Calculate[#E2 - 1]\n#E2 = Search[Linus Torvalds]", "a blind plan is a VALID plan"),
+    ("09.q1", "b", "no cache: every planned tool call runs once"),
+    ("09.q2", "c", "whatever the role"),
+]
+
+STUBS += [("09.predict", {name: ... for name in PREDICT_09}), ("09.predict", None), ("09.validate", stub),
+          ("09.validate", ...), ("09.break", None)]
+
+BROKEN += [("09.predict", {name: "five" for name in PREDICT_09}), ("09.validate", lambda text: text[9999]),
+           ("09.validate", lambda: None), ("09.validate", "check_plan"), ("09.break", 42), ("09.break", ["#E1"])]
 
 
 # --- the same properties for every chapter -------------------------------------------------------
