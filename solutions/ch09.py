@@ -16,7 +16,7 @@ import re
 prediction = {"ReAct": (5, 5), "ReWOO": (2, 5), "Plan-and-Execute": (11, 5), "Hybrid": (9, 5)}
 
 
-# 09.validate — walk the plan line by line, as parse_rewoo_plan does. Only evidence lines count
+# 09.plan — walk the plan line by line, as parse_rewoo_plan does. Only evidence lines count
 # (a Plan: line's words are notes); each reference in an input must name a variable defined on
 # an EARLIER line, which rules out forward references, missing evidence and a line using its own
 # result; a variable defined twice is refused; so is a reply with no evidence line. Read whole
@@ -49,4 +49,4 @@ plan = ("Plan: look up Wozniak.\n#E1 = Search[Steve Wozniak]\n"
         "Plan: subtract the birth years.\n#E3 = Calculate[#E2 - #E1]")
 
 
-SOLUTIONS = {"09.predict": prediction, "09.validate": check_plan, "09.break": plan, "09.q1": "a", "09.q2": "a"}
+SOLUTIONS = {"09.predict": prediction, "09.plan": check_plan, "09.break": plan, "09.q1": "a", "09.q2": "a"}

@@ -136,24 +136,24 @@ WRONG += [
     ("09.predict", {**PREDICT_09, "ReWOO": (5, 5)}, "whatever the plan"),
     ("09.predict", {**PREDICT_09, "Plan-and-Execute": (6, 5)}, "a small ReAct of two calls"),
     ("09.predict", {**PREDICT_09, "Hybrid": (8, 5)}, "drift checkpoint"),
-    ("09.validate", lambda text: None, "check each reference against the variables defined so far"),
-    ("09.validate", plan_validator(any_line=True), "the words of a Plan: line"),
-    ("09.validate", plan_validator(define_first=True), "cannot use its own result"),
-    ("09.validate", plan_validator(twice=False), "defined twice makes every later reference ambiguous"),
-    ("09.validate", plan_validator(empty=False), "no #E line at all is no plan"),
-    ("09.validate", plan_validator(one_digit=True), "#E10 is not #E1"),
-    ("09.validate", plan_validator(name=False), "say which variable is at fault"),
+    ("09.plan", lambda text: None, "check each reference against the variables defined so far"),
+    ("09.plan", plan_validator(any_line=True), "the words of a Plan: line"),
+    ("09.plan", plan_validator(define_first=True), "cannot use its own result"),
+    ("09.plan", plan_validator(twice=False), "defined twice makes every later reference ambiguous"),
+    ("09.plan", plan_validator(empty=False), "no #E line at all is no plan"),
+    ("09.plan", plan_validator(one_digit=True), "#E10 is not #E1"),
+    ("09.plan", plan_validator(name=False), "say which variable is at fault"),
     ("09.break", RIGHT_NUMBERS, "blind means a step's input is a result the planner could not see"),
     ("09.break", "#E1 = Calculate[#E2 - 1]\n#E2 = Search[Linus Torvalds]", "a blind plan is a VALID plan"),
     ("09.q1", "b", "no cache: every planned tool call runs once"),
     ("09.q2", "c", "whatever the role"),
 ]
 
-STUBS += [("09.predict", {name: ... for name in PREDICT_09}), ("09.predict", None), ("09.validate", stub),
-          ("09.validate", ...), ("09.break", None)]
+STUBS += [("09.predict", {name: ... for name in PREDICT_09}), ("09.predict", None), ("09.plan", stub),
+          ("09.plan", ...), ("09.break", None)]
 
-BROKEN += [("09.predict", {name: "five" for name in PREDICT_09}), ("09.validate", lambda text: text[9999]),
-           ("09.validate", lambda: None), ("09.validate", "check_plan"), ("09.break", 42), ("09.break", ["#E1"])]
+BROKEN += [("09.predict", {name: "five" for name in PREDICT_09}), ("09.plan", lambda text: text[9999]),
+           ("09.plan", lambda: None), ("09.plan", "check_plan"), ("09.break", 42), ("09.break", ["#E1"])]
 
 
 # --- the same properties for every chapter -------------------------------------------------------

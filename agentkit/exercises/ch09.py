@@ -66,7 +66,7 @@ def _predict(prediction):
             + " ReWOO is the cheapest and, on this task, wrong: its plan could not read the four years it needed.")
 
 
-# --- 09.validate: a ReWOO plan validator --------------------------------------------------------
+# --- 09.plan: a ReWOO plan validator --------------------------------------------------------
 
 H_VALID = ("a plan whose every #E reference points to an EARLIER line is valid: return None. Section 1's plan "
            "refers to #E1 in #E2's input.")
@@ -97,7 +97,7 @@ PLANS = [  # (plan text, the variable at fault or None for a valid plan, what, h
 ]
 
 
-@exercise("09.validate", "build", "A ReWOO plan validator",
+@exercise("09.plan", "build", "A ReWOO plan validator",
           "Write `check_plan(text)`: None for a plan that can run, else a message naming the #E variable at fault.")
 def _validate(check_plan):
     if not callable(check_plan):
