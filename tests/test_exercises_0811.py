@@ -3,6 +3,7 @@ with the hint meant for it, says "not done yet" to the stub, and never raises on
 from __future__ import annotations
 
 import importlib.util
+import math
 import re
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from agentkit.exercises import NOT_DONE, check, quiz
 from agentkit.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = ["08", "09"]
+CHAPTERS = ["08", "09", "10"]
 
 
 def solutions(chapter: str) -> dict:
@@ -154,6 +155,76 @@ STUBS += [("09.predict", {name: ... for name in PREDICT_09}), ("09.predict", Non
 
 BROKEN += [("09.predict", {name: "five" for name in PREDICT_09}), ("09.plan", lambda text: text[9999]),
            ("09.plan", lambda: None), ("09.plan", "check_plan"), ("09.break", 42), ("09.break", ["#E1"])]
+
+
+# --- chapter 10: typical wrong answers ----------------------------------------------------------
+
+
+def nearest_rank(values):  # picks a value: the ceil(0.95 n)-th smallest
+    ordered = sorted(values)
+    return ordered[math.ceil(0.95 * len(ordered)) - 1]
+
+
+def unsorted_linear(values):  # interpolates, but on the list as given
+    position = 0.95 * (len(values) - 1)
+    below = int(position)
+    return values[below] + (position - below) * (values[min(below + 1, len(values) - 1)] - values[below])
+
+
+def position_of_n(values):  # 0.95 * n instead of 0.95 * (n - 1)
+    ordered = sorted(values)
+    position = min(0.95 * len(ordered), len(ordered) - 1)
+    below = int(position)
+    return ordered[below] + (position - below) * (ordered[min(below + 1, len(ordered) - 1)] - ordered[below])
+
+
+def by_position(before, after):  # zip: run i against run i, whatever their tasks
+    pairs = list(zip(before, after))
+    return ([b.task_id for b, a in pairs if b.correct and not a.correct],
+            [b.task_id for b, a in pairs if a.correct and not b.correct])
+
+
+def swapped(before, after):  # broken and fixed the wrong way round
+    broken, fixed = compare_by_id(before, after)
+    return fixed, broken
+
+
+def compare_by_id(before, after):
+    now = {run.task_id: run.correct for run in after}
+    return ([r.task_id for r in before if r.correct and not now[r.task_id]],
+            [r.task_id for r in before if now[r.task_id] and not r.correct])
+
+
+def after_only(before, after):  # reads the second report alone
+    return [r.task_id for r in after if not r.correct], [r.task_id for r in after if r.correct]
+
+
+PREDICT_10 = {"broken": 0, "fixed": 3, "P95 steps, version 3": 6.0}
+
+WRONG += [
+    ("10.predict", {**PREDICT_10, "broken": 3}, "two more steps change nothing"),
+    ("10.predict", {**PREDICT_10, "fixed": 0}, "three tasks whose key path has five tool calls"),
+    ("10.predict", {**PREDICT_10, "P95 steps, version 3": 5}, "position 0.95 x 14"),
+    ("10.p95", nearest_rank, "it interpolates"),
+    ("10.p95", unsorted_linear, "sort the values first"),
+    ("10.p95", position_of_n, "0.95 * (n - 1), counted from 0"),
+    ("10.compare", by_position, "pair each task with ITSELF"),
+    ("10.compare", swapped, "broken means right before and wrong after"),
+    ("10.compare", after_only, "in neither list"),
+    ("10.compare", lambda before, after: (0, 0), "return two lists of task ids"),
+    ("10.break", "1906", "that is simply the right answer"),
+    ("10.break", "She was born in 1905.", "reads only the LAST number"),
+    ("10.break", "I cannot say; maybe 1905, maybe 1906", "a refusal is never right"),
+    ("10.q1", "a", "same rate can hide tasks broken"),
+    ("10.q2", "b", "stuck run is not rescued"),
+]
+
+STUBS += [("10.predict", {name: ... for name in PREDICT_10}), ("10.predict", None), ("10.p95", stub), ("10.p95", ...),
+          ("10.compare", stub), ("10.break", None)]
+
+BROKEN += [("10.predict", {name: "six" for name in PREDICT_10}), ("10.p95", lambda values: values[99]),
+           ("10.p95", lambda values: "high"), ("10.compare", lambda before, after: before[0].nope),
+           ("10.compare", lambda before: None), ("10.break", 1906)]
 
 
 # --- the same properties for every chapter -------------------------------------------------------
