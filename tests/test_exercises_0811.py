@@ -3,6 +3,7 @@ with the hint meant for it, says "not done yet" to the stub, and never raises on
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import re
 from pathlib import Path
@@ -14,7 +15,7 @@ from agentkit.exercises import NOT_DONE, check, quiz
 from agentkit.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = ["08", "09", "10"]
+CHAPTERS = ["08", "09", "10", "11"]
 
 
 def solutions(chapter: str) -> dict:
@@ -225,6 +226,100 @@ STUBS += [("10.predict", {name: ... for name in PREDICT_10}), ("10.predict", Non
 BROKEN += [("10.predict", {name: "six" for name in PREDICT_10}), ("10.p95", lambda values: values[99]),
            ("10.p95", lambda values: "high"), ("10.compare", lambda before, after: before[0].nope),
            ("10.compare", lambda before: None), ("10.break", 1906)]
+
+
+# --- chapter 11: typical wrong answers ----------------------------------------------------------
+
+
+def call_validator(*, fixed_fields=False, catch=True, object_check=True, types=True, extra=True):
+    """validate_call with one typical mistake switched on."""
+    def validate_call(name, arguments, schemas):
+        functions = {s["function"]["name"]: s["function"] for s in schemas}
+        if name not in functions:
+            return f"unknown tool {name}"
+        if catch:
+            try:
+                decoded = json.loads(arguments)
+            except ValueError:
+                return "not JSON"
+        else:
+            decoded = json.loads(arguments)
+        if object_check and not isinstance(decoded, dict):
+            return "not an object"
+        parameters = functions[name]["parameters"]
+        required = (["answer"] if name == "Finish" else ["input"]) if fixed_fields else parameters["required"]
+        for field in required:
+            if field not in decoded:
+                return f"{field} is missing"
+        for field, value in decoded.items():
+            if extra and field not in parameters["properties"] and not fixed_fields:
+                return f"{field} is not in the schema"
+            if types and not isinstance(value, str):
+                return f"{field} must be a string"
+        return None
+    return validate_call
+
+
+def last_message_only(entries, request):  # looks at the question, not the whole request
+    for entry in entries:
+        if entry["request"]["messages"][-1] == request["messages"][-1]:
+            return entry
+    return None
+
+
+def last_recording(entries, request):  # the latest recording wins
+    found = None
+    for entry in entries:
+        if entry["request"] == request:
+            found = entry
+    return found
+
+
+def unsorted_json(entries, request):  # json.dumps without sort_keys: key order counts
+    for entry in entries:
+        if json.dumps(entry["request"]) == json.dumps(request):
+            return entry
+    return None
+
+
+def no_miss(entries, request):  # raises on a miss instead of returning None
+    return next(entry for entry in entries if entry["request"] == request)
+
+
+PREDICT_11 = {"missing field, recovers": (4, 1, 2), "missing field, never learns": (4, 4, 0),
+              "three calls at once, never learns": (2, 0, 1),
+              "three calls at once, never learns, repeat_fuse=False": (4, 0, 4)}
+
+WRONG += [
+    ("11.predict", {**PREDICT_11, "missing field, recovers": (4, 1, 3)}, "the bad call runs no tool"),
+    ("11.predict", {**PREDICT_11, "missing field, never learns": (4, 4, 4)}, "none runs a tool"),
+    ("11.predict", {**PREDICT_11, "three calls at once, never learns": (4, 0, 4)}, "the repeat fuse stops it"),
+    ("11.predict", {**PREDICT_11, "three calls at once, never learns, repeat_fuse=False": (4, 4, 4)},
+     "each call is well formed"),
+    ("11.schema", call_validator(fixed_fields=True), "read the required fields from the schema"),
+    ("11.schema", call_validator(catch=False), "json.loads raises ValueError"),
+    ("11.schema", call_validator(object_check=False), "check isinstance(arguments, dict)"),
+    ("11.schema", call_validator(types=False), "'string' means isinstance(value, str)"),
+    ("11.schema", call_validator(extra=False), "additionalProperties: false"),
+    ("11.schema", lambda name, arguments, schemas: False, "is valid: return None"),
+    ("11.replay", lambda entries, request: entries[0], "match by the CONTENT of the request"),
+    ("11.replay", last_message_only, "compare the WHOLE request"),
+    ("11.replay", no_miss, "has no answer: return None"),
+    ("11.replay", last_recording, "the first recording wins"),
+    ("11.replay", unsorted_json, "key order inside a dict"),
+    ("11.break", '{"input": ["Steve Jobs"]}', "section 3 already shows a missing field and a list"),
+    ("11.break", '{"input": "Steve Jobs"}', "break one of those"),
+    ("11.break", "{'input': 1}", "make one that json.loads accepts"),
+    ("11.q1", "b", "nothing in the API stops it"),
+    ("11.q2", "b", "near match is not the same request"),
+]
+
+STUBS += [("11.predict", {name: ... for name in PREDICT_11}), ("11.predict", None), ("11.schema", stub),
+          ("11.replay", stub), ("11.replay", ...), ("11.break", None)]
+
+BROKEN += [("11.predict", {name: (4, 1) for name in PREDICT_11}), ("11.schema", lambda name, arguments, schemas: 1 / 0),
+           ("11.schema", lambda name: None), ("11.replay", lambda entries, request: entries[99]),
+           ("11.replay", lambda entries, request: "a reply"), ("11.replay", lambda: None), ("11.break", {"input": 1})]
 
 
 # --- the same properties for every chapter -------------------------------------------------------

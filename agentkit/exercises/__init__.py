@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-CHAPTERS = ["03", "08", "09", "10"]  # chapters with a "Check yourself" section, each a module chNN here
+CHAPTERS = ["03", "08", "09", "10", "11"]  # chapters with a "Check yourself" section, each a module chNN here
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
 
