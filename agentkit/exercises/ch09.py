@@ -37,7 +37,7 @@ def paradigm_costs() -> dict:
     """(LLM calls, tool calls) of each paradigm on PREDICT_TASK, counted from the ledgers."""
     question_text, costs = task(PREDICT_TASK).question, {}
     for name in PREDICT_PARADIGMS:
-        agent = PARADIGMS[name]()
+        agent = PARADIGMS[name](llm=get_llm("fake"))  # the stand-in, whatever AP_MODE says
         agent.run(question_text, verbose=False)
         costs[name] = (len(agent.llm.calls), len(agent.tools.log))
     return costs

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..evaluate import compare, evaluate
+from ..modes import get_llm
 from ..paradigms import make_act_only, make_react
 from ..react import REACT_MARKER, ReActAgent
 from ..scripted import Rule, ScriptedLLM
@@ -19,12 +20,16 @@ def multi_hop() -> list:
     return [t for t in load_tasks() if t.category == "multi-hop"]
 
 
-def make_v1(extra_steps: int = 0):
-    return make_react(extra_steps)
+def make_v1(extra_steps: int = 0):  # the stand-in, whatever AP_MODE says: the checks read its ledgers
+    return make_react(extra_steps, llm=get_llm("fake"))
+
+
+def make_v2(extra_steps: int = 0):  # section 5's version 2: Act-only with two more steps
+    return make_act_only(extra_steps + 2, llm=get_llm("fake"))
 
 
 def make_v3(extra_steps: int = 0):  # version 1 with two more steps, and nothing else
-    return make_react(extra_steps + 2)
+    return make_react(extra_steps + 2, llm=get_llm("fake"))
 
 
 def reports() -> tuple:
@@ -191,7 +196,7 @@ def _compare(compare_runs):
                        hint)
     tasks = load_tasks()[::3]
     v1 = evaluate(make_v1, tasks, review=False, progress=False)
-    v2 = evaluate(lambda extra_steps=0: make_act_only(extra_steps + 2), tasks, review=False, progress=False)
+    v2 = evaluate(make_v2, tasks, review=False, progress=False)
     truth = compare(v1, v2)
     said = call(compare_runs, v1.runs, v2.runs[::-1], case="version 1 against version 2, the second listed backwards",
                 hint=H_PAIR)
