@@ -147,3 +147,46 @@ def test_an_unknown_exercise_names_the_known_ones():
 def test_the_instructors_command_runs_every_solution():
     results = exercises.check_solutions(ROOT / "solutions")
     assert results and all(status == "correct" for _, status in results)
+
+
+# --- the capstone ---------------------------------------------------------------------------------
+
+
+def plain_react(llm):  # a baseline as it is: it does not beat the best one within budget
+    from agentkit.react import ReActAgent
+    from agentkit.tools import default_executor
+    return ReActAgent(llm, default_executor(), max_steps=6)
+
+
+def dear_hybrid(llm):  # strong, and over the budget
+    from agentkit.hybrid import HybridAgent
+    from agentkit.tools import default_executor
+    return HybridAgent(llm, default_executor())
+
+
+def returns_the_answer(llm):  # a typical slip: runs the agent instead of returning it
+    return "1989"
+
+
+@pytest.mark.parametrize("build, hint", [(plain_react, "combine a cheap paradigm"), (dear_hybrid, "run a cheap one first"),
+                                         (returns_the_answer, "return the agent itself")])
+def test_the_capstone_check_fails_a_baseline_an_over_budget_design_and_a_slip(build, hint):
+    verdict = check("14.capstone", build)
+    assert verdict.status == "wrong" and hint in verdict.text, verdict.text
+
+
+def test_the_capstone_solution_beats_the_best_baseline_within_budget():
+    from agentkit.capstone import BUDGET, best_baseline, standing
+    mine = standing("solution", solutions("14")["14.capstone"])
+    best = best_baseline()
+    assert mine.tokens <= BUDGET and mine.success > best.success
+    assert check("14.capstone", solutions("14")["14.capstone"]).ok
+
+
+def test_the_capstone_tasks_are_new_data_that_the_stand_in_knows():
+    from agentkit.capstone import held_out_tasks
+    from agentkit.tasks import load_tasks
+    held, chapters = held_out_tasks(), load_tasks()
+    assert not {t.id for t in held} & {t.id for t in chapters}
+    assert not {t.question for t in held} & {t.question for t in chapters}
+    assert {t.category for t in held} == {t.category for t in chapters}

@@ -5,10 +5,11 @@ server comes and goes cleanly and usage reaches the ledger. Replies are capped a
 few dozen tokens to keep the set fast.
 
 The agent loops on the real model (chat and few-shot completion) are checked by
-notebooks/03b_real_model.ipynb under nbval, on runs longer than a test would afford:
-the run ends within its limits, one call per step, only real Observations re-sent,
-the few-shot prompt's shape, stop sequences that hold, and a first reply the parser
-reads. Running them here too would pay for the same generations twice.
+notebooks/03b_real_model.ipynb, on runs longer than a test would afford: live under
+`make course-local` (tools/run_course.py --mode local), and replayed from its recorded
+cassette under nbval: the run ends within its limits, one call per step, only real
+Observations re-sent, the few-shot prompt's shape, stop sequences that hold, and a first
+reply the parser reads.
 """
 import json
 import os

@@ -18,7 +18,7 @@ LAYERS = {
     "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
                   "context", "tasks", "evaluate", "lakeford", "approval"],
-    "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "modes", "loopback", "sick",
+    "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "modes", "loopback", "sick",
                "channels", "runtime_suites", "paradigms",
                "widgets", "widgets.*", "__init__"],
 }

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-CHAPTERS = ["03", "08", "09", "10", "11"]  # chapters with a "Check yourself" section, each a module chNN here
+CHAPTERS = ["00", "01", "02", "03", "08", "09", "10", "11", "14"]  # chapters with a "Check yourself" section, each a module chNN here
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
 
@@ -188,7 +188,9 @@ def answer_question(id: str, letter: str) -> Verdict:
 
 
 def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:]
+    """Start with a capital, unless the first word is code (max_steps, parse_reply, `x`)."""
+    first = text.split(" ", 1)[0]
+    return text if not first.isalpha() else text[:1].upper() + text[1:]
 
 
 class _QuizPlaceholder:
@@ -236,7 +238,8 @@ def quiz(id: str, letter: Optional[str] = None):
 
     button.on_click(on_click)
     box = widgets.VBox([widgets.HTML(f"<b>{q.id}</b> {q.prompt}"), choice, button, feedback])
-    box.add_class("agentkit-quiz")  # read by tools/browser_test.py
+    box.add_class("agentkit-quiz")  # read by tools/browser_test.py, with the question's id:
+    box.add_class("agentkit-quiz-" + q.id.replace(".", "-"))
     return _QuizPlaceholder(q, box)
 
 
