@@ -367,6 +367,14 @@ def test_a_half_written_answer_never_raises_and_says_what_happened(id, broken):
     assert "case:" in verdict.text and "hint:" in verdict.text
 
 
+@pytest.mark.parametrize("id, arguments", [("08.repeat", 4), ("09.plan", 1), ("10.p95", 1), ("10.compare", 2),
+                                           ("11.schema", 3), ("11.replay", 2)])
+def test_a_function_that_forgets_to_return_is_told_so(id, arguments):
+    forgetful = {1: lambda a: None, 2: lambda a, b: None, 3: lambda a, b, c: None, 4: lambda a, b, c, d: None}
+    verdict = check(id, forgetful[arguments])
+    assert verdict.status == "wrong" and "returned nothing" in verdict.text, verdict.text
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_every_option_of_every_question_is_explained(chapter):
     exercises._load(chapter)

@@ -126,6 +126,9 @@ def _repeat(is_repeat):
                    "define it with def.")
     for text, earlier, threshold, window, repeat, what, hint in REPEAT_CASES:
         said = call(is_repeat, text, list(earlier), threshold, window, case=what, hint=hint)
+        if said is None:
+            raise Fail(f"{what}: is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})", f"{repeat}",
+                       "None", "your function returned nothing: did it forget `return`?")
         if bool(said) != repeat:
             raise Fail(f"{what}: is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})",
                        f"{repeat}", f"{said!r}", hint)

@@ -110,7 +110,9 @@ def _validate(check_plan):
             raise Fail(f"{what}: {shown}", "None (the plan can run)", repr(said), hint)
         if fault is not None:
             if not isinstance(said, str) or not said.strip():
-                raise Fail(f"{what}: {shown}", "a message saying what is wrong", repr(said), hint)
+                raise Fail(f"{what}: {shown}", "a message saying what is wrong", repr(said), hint + (
+                    " (None means 'can run': if your function returned nothing, did it forget `return`?)"
+                    if said is None else ""))
             if fault and not re.search(re.escape(fault) + r"(?!\d)", said):
                 raise Fail(f"{what}: {shown}", f"a message naming {fault}", repr(said), H_NAME)
     # The stand-in's own plans for the chapter's tasks: all valid, so your check must let every one run.

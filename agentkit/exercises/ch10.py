@@ -127,6 +127,8 @@ def _p95(p95):
     for values, hint in P95_CASES:
         truth = float(np.percentile(values, 95))
         said = call(p95, list(values), case=f"p95({values})", hint=hint)
+        if said is None:
+            raise Fail(f"p95({values})", f"{truth:g}", "None", "your function returned nothing: did it forget `return`?")
         try:
             ok = abs(float(said) - truth) < 1e-9
         except (TypeError, ValueError):
@@ -185,6 +187,9 @@ def _compare(compare_runs):
         shown = (f"before {[(r.task_id, r.correct) for r in before.runs]}, "
                  f"after {[(r.task_id, r.correct) for r in after.runs]}")
         said = call(compare_runs, before.runs, after.runs, case=f"{what}: {shown}", hint=hint)
+        if said is None:
+            raise Fail(f"{what}: {shown}", f"broken {broken}, fixed {fixed}", "None",
+                       "your function returned nothing: return a pair, (broken, fixed).")
         try:
             got_broken, got_fixed = said
             got = (_ids(got_broken), _ids(got_fixed))

@@ -143,8 +143,8 @@ def _schema_check(validate_call):
         if valid and said is not None:
             raise Fail(f"{what}: {shown}", "None (a valid call)", repr(said), hint)
         if not valid and (not isinstance(said, str) or not said.strip()):
-            raise Fail(f"{what}: {shown}", "a message saying what is wrong", repr(said),
-                       hint if said is None else H_MESSAGE)
+            raise Fail(f"{what}: {shown}", "a message saying what is wrong", repr(said), H_MESSAGE if said is not None
+                       else hint + " (None means 'valid': if your function returned nothing, did it forget `return`?)")
     calls = _stand_in_calls()
     for c in calls:
         truth = call_problem(c, course)[2]
@@ -237,6 +237,8 @@ def _replay(find_entry):
                      hint=hint)
         got = entry.get("reply") if isinstance(entry, dict) else entry
         if got != reply:
+            if entry is None:
+                hint += " (None means a miss: if your function returned nothing, did it forget `return`?)"
             raise Fail(f"{what}: {shown}", f"the entry whose reply is {reply!r}" if reply else "None (a miss)",
                        f"{got!r}" if isinstance(entry, dict) or entry is None else repr(entry)[:120], hint)
     with tempfile.TemporaryDirectory() as folder:
