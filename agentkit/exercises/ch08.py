@@ -6,7 +6,9 @@ from dataclasses import replace
 
 from ..react import ReActAgent, StopRun
 from ..runtime import Runtime
-from ..runtime_suites import load_suite, run_suite, run_task, runtime_early_stop_review, suite_llm, task_by_id, web_tools
+from ..runtime_suites import (
+    load_suite, run_suite, run_task, runtime_early_stop_review, suite_llm, task_by_id, web_tools,
+)
 from . import Fail, NotDone, call, exercise, question
 
 # --- 08.predict: what the runtime costs, from the ledgers --------------------------------------
@@ -21,12 +23,13 @@ PREDICT_RUNS = {  # name -> (task id, runtime or None for max_steps only)
 WHY = {
     "paraphrases, max_steps only": "with no runtime nothing stops the stuck model but max_steps=20: one LLM call and "
                                    "one tool call per step",
-    "paraphrases, Runtime(stop=False)": "with stop=False the ladder tops out at the redirect, and a model that does not "
-                                        "listen runs on to max_steps: the notes are words, not a stop",
+    "paraphrases, Runtime(stop=False)": "with stop=False the ladder tops out at the redirect, and a model that does "
+                                        "not listen runs on to max_steps: the notes are words, not a stop",
     "no results, Runtime()": "an empty result is useless from step 1: hint at 1, redirect at 2, stop at 3, then one "
                              "fallback call with tools off (3 tool calls, 4 LLM calls)",
-    "side topics, Runtime(checkpoint_every=6)": "drift is only seen at a checkpoint: the first comes after step 6 (one "
-                                                "extra LLM call), then hint, redirect, stop at 6, 7, 8, plus the fallback",
+    "side topics, Runtime(checkpoint_every=6)": "drift is only seen at a checkpoint: the first comes after step 6 "
+                                                "(one extra LLM call), then hint, redirect, stop at 6, 7, 8, plus the "
+                                                "fallback",
 }
 
 
@@ -173,8 +176,8 @@ def _break(runtime):
     if not killed:
         raise Fail("the held-out suite (load_suite('heldout'))", "at least one legitimate task killed",
                    f"{runtime} kills none of the {len(heldout)}",
-                   "this setting is safe on unseen work too, as far as this suite can tell. Section 5b's table shows, for "
-                   "each design, the lowest threshold the tuning suite accepts: try the one it would have chosen.")
+                   "this setting is safe on unseen work too, as far as this suite can tell. Section 5b's table shows, "
+                   "for each design, the lowest threshold the tuning suite accepts: try the one it would have chosen.")
     first = killed[0]
     steps = "; ".join(f"{n}. {s.action}[{s.argument}]" for n, s in enumerate(first.agent.trace, 1))
     ladder = ", ".join(f"step {n.step} {n.kind} ({n.instability})" for n in first.interventions)

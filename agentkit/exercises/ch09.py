@@ -61,7 +61,8 @@ def _predict(prediction):
         if guess != actual:
             off = f"LLM calls off by {guess[0] - actual[0]:+d}, tool calls off by {guess[1] - actual[1]:+d}"
             raise Fail(f"{name} on {PREDICT_TASK!r}", f"{actual} from the ledgers", f"{guess} ({off})",
-                       WHY[name] + ". Section 4 runs ReAct and the hybrid on 'founders-sum', whose key path has the same shape.")
+                       WHY[name] + ". Section 4 runs ReAct and the hybrid on 'founders-sum', whose key path has the "
+                       "same shape.")
     return ("The ledgers agree: " + " ".join(f"{name} {truth[name]}: {why}." for name, why in WHY.items())
             + " ReWOO is the cheapest and, on this task, wrong: its plan could not read the four years it needed.")
 
@@ -170,8 +171,8 @@ def _break(plan):
                    "your plan handed a paragraph to a tool and still got it right: make the step that needs a number "
                    "from a result (the subtraction) take that result.")
     variable, received = flooded[0]
-    return (f"The validator accepted your plan; the run cost {len(llm.calls)} LLM calls and {len(tools.log)} tool calls "
-            f"(ledgers). {variable}'s tool received {len(received)} characters, {received[:60]!r}..., and the answer "
+    return (f"The validator accepted your plan; the run cost {len(llm.calls)} LLM calls and {len(tools.log)} tool "
+            f"calls (ledgers). {variable}'s tool received {len(received)} characters, {received[:60]!r}..., and the answer "
             f"was {answer!r}, wrong (gold {the_task.gold}). ReAct reads each result before its next step, which is "
             "what this question needs.")
 

@@ -128,7 +128,8 @@ def _p95(p95):
         truth = float(np.percentile(values, 95))
         said = call(p95, list(values), case=f"p95({values})", hint=hint)
         if said is None:
-            raise Fail(f"p95({values})", f"{truth:g}", "None", "your function returned nothing: did it forget `return`?")
+            raise Fail(f"p95({values})", f"{truth:g}", "None",
+                       "your function returned nothing: did it forget `return`?")
         try:
             ok = abs(float(said) - truth) < 1e-9
         except (TypeError, ValueError):
@@ -167,8 +168,8 @@ COMPARE_CASES = [  # (before, after, broken, fixed, what, hint)
      "nothing flips", H_NEITHER),
     (rows(("a", True), ("b", False), ("c", True)), rows(("c", True), ("b", False), ("a", False)), ["a"], [],
      "the same tasks, listed in another order", H_PAIR),
-    (rows(("x", False), ("y", True), ("z", False), ("w", True)), rows(("w", False), ("z", True), ("y", True), ("x", False)),
-     ["w"], ["z"], "four tasks, the second report reversed", H_PAIR),
+    (rows(("x", False), ("y", True), ("z", False), ("w", True)),
+     rows(("w", False), ("z", True), ("y", True), ("x", False)), ["w"], ["z"], "four tasks, the second report reversed", H_PAIR),
 ]
 
 

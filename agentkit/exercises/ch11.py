@@ -7,7 +7,9 @@ import tempfile
 from pathlib import Path
 
 from ..modes import get_llm
-from ..native import NATIVE_FALLBACK_MARKER, NATIVE_MARKER, NativeReActAgent, call_problem, format_failures, tool_schemas
+from ..native import (
+    NATIVE_FALLBACK_MARKER, NATIVE_MARKER, NativeReActAgent, call_problem, format_failures, tool_schemas,
+)
 from ..protocol import AssistantTurn, FunctionCall
 from ..replay import CassetteMiss, Recorder, request_of
 from ..scripted import ScriptedLLM
@@ -68,7 +70,8 @@ def _predict(prediction):
             guess = tuple(int(x) for x in guess)
             assert len(guess) == 3
         except (TypeError, ValueError, AssertionError):
-            raise Fail(name, "three whole numbers", repr(guess), "write (LLM calls, format failures, tool runs).") from None
+            raise Fail(name, "three whole numbers", repr(guess),
+                       "write (LLM calls, format failures, tool runs).") from None
         if guess != actual:
             raise Fail(f"{name}, max_steps=4", f"{actual} from the ledgers", f"{guess}",
                        WHY[name] + ". Section 4 lists what the loop does with each bad call, and prints the "
@@ -232,7 +235,8 @@ def _replay(find_entry):
                    "define it with def.")
     for request, reply, what, hint in REPLAY_CASES:
         question_text = request["messages"][1]["content"]
-        shown = f"{question_text!r}, tools {'Search' if request['tools'] else None}, temperature {request['temperature']}"
+        tools = "Search" if request["tools"] else None
+        shown = f"{question_text!r}, tools {tools}, temperature {request['temperature']}"
         entry = call(find_entry, [json.loads(json.dumps(e)) for e in CASSETTE], request, case=f"{what}: {shown}",
                      hint=hint)
         got = entry.get("reply") if isinstance(entry, dict) else entry
@@ -314,8 +318,8 @@ def _break(arguments):
     answer = agent.run(CHECKPOINT_QUESTION, verbose=False)
     failures = sum(format_failures(agent.run_calls, "native"))
     return (f"json.loads accepts {arguments}, and the schema says: {problem} {tiny}. NativeReActAgent fed the problem "
-            f"back instead and the run went on: LLM calls {len(agent.run_calls)}, format failures {failures}, tool runs "
-            f"{len(agent.run_tool_calls)} (ledgers), answer {answer}. JSON is the shape; the schema is the contract.")
+            f"back instead and the run went on: LLM calls {len(agent.run_calls)}, format failures {failures}, "
+            f"tool runs {len(agent.run_tool_calls)} (ledgers), answer {answer}. JSON is the shape; the schema is the contract.")
 
 
 # --- concept questions ------------------------------------------------------------------------
