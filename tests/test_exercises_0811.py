@@ -147,15 +147,19 @@ WRONG += [
     ("09.plan", plan_validator(name=False), "say which variable is at fault"),
     ("09.break", RIGHT_NUMBERS, "blind means a step's input is a result the planner could not see"),
     ("09.break", "#E1 = Calculate[#E2 - 1]\n#E2 = Search[Linus Torvalds]", "a blind plan is a VALID plan"),
+    ("09.noise", 0, "Turn the errors up"),
+    ("09.noise", 0.01, "go up a little"),
+    ("09.noise", 0.5, "come down"),
     ("09.q1", "b", "no cache: every planned tool call runs once"),
     ("09.q2", "c", "whatever the role"),
 ]
 
 STUBS += [("09.predict", {name: ... for name in PREDICT_09}), ("09.predict", None), ("09.plan", stub),
-          ("09.plan", ...), ("09.break", None)]
+          ("09.plan", ...), ("09.break", None), ("09.noise", None)]
 
 BROKEN += [("09.predict", {name: "five" for name in PREDICT_09}), ("09.plan", lambda text: text[9999]),
-           ("09.plan", lambda: None), ("09.plan", "check_plan"), ("09.break", 42), ("09.break", ["#E1"])]
+           ("09.plan", lambda: None), ("09.plan", "check_plan"), ("09.break", 42), ("09.break", ["#E1"]),
+           ("09.noise", "0.1"), ("09.noise", True)]
 
 
 # --- chapter 10: typical wrong answers ----------------------------------------------------------

@@ -1,10 +1,12 @@
 """Chapter 09's exercises: predict four paradigms' bills from the ledgers, build a ReWOO plan validator, break ReWOO
-with a blind plan, two questions."""
+with a blind plan, turn the stand-in's errors up until two paradigms swap places, two questions."""
 from __future__ import annotations
 
 import re
 
 from ..modes import get_llm
+from ..evaluate import evaluate
+from ..instruments import KNOBS, NoisyTaskLLM
 from ..paradigms import PARADIGMS
 from ..rewoo import PLANNER_MARKER, PlanError, ReWOOAgent, parse_rewoo_plan
 from ..scripted import ScriptedLLM
@@ -175,6 +177,56 @@ def _break(plan):
             f"calls (ledgers). {variable}'s tool received {len(received)} characters, {received[:60]!r}..., and the answer "
             f"was {answer!r}, wrong (gold {the_task.gold}). ReAct reads each result before its next step, which is "
             "what this question needs.")
+
+
+# --- 09.noise: turn the errors up until the ranking flips -------------------------------------
+
+NOISE_PARADIGMS = ("ReAct", "Plan-and-Execute")
+
+
+def noisy_run(paradigm: str, rate: float, seed: int = 0) -> tuple:
+    """The harness's report of `paradigm` on the task set with NoisyTaskLLM(rate, seed), and the stand-ins it made."""
+    made = []
+
+    def make_agent(extra_steps: int = 0):
+        made.append(NoisyTaskLLM(rate, seed=seed))
+        return PARADIGMS[paradigm](extra_steps, llm=made[-1])
+
+    return evaluate(make_agent, load_tasks(), review=False, progress=False, name=paradigm), made
+
+
+def corrupted(llms: list) -> int:
+    """Replies a knob changed, read from the ledgers' notes."""
+    return sum(any(f"; {knob}" in call.note for knob in KNOBS) for llm in llms for call in llm.calls)
+
+
+@exercise("09.noise", "break", "Errors that flip the ranking",
+          "Set `rate` to an error rate per reply at which Plan-and-Execute, perfect at rate 0, scores below ReAct on "
+          "the task set (seed 0).")
+def _noise(rate):
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)):
+        raise Fail("your answer", "a number: the error rate per reply", type(rate).__name__, "write rate = 0.something.")
+    if not 0 < rate <= 1:
+        raise Fail("your rate", "a rate above 0 and at most 1", repr(rate),
+                   "at rate 0 the stand-in is a perfect reader: Plan-and-Execute gets every task right there. Turn the "
+                   "errors up.")
+    runs = {name: noisy_run(name, float(rate)) for name in NOISE_PARADIGMS}
+    success = {name: report.summary.success_rate for name, (report, _) in runs.items()}
+    if success["Plan-and-Execute"] >= success["ReAct"]:
+        high = success["ReAct"] < 0.2
+        raise Fail(f"the task set at error rate {rate}, seed 0",
+                   "Plan-and-Execute below ReAct", f"Plan-and-Execute {success['Plan-and-Execute']:.0%}, "
+                   f"ReAct {success['ReAct']:.0%}",
+                   "at such a rate both paradigms are near the floor, where little separates them: come down."
+                   if high else "Plan-and-Execute is still not below ReAct. It makes more model calls per task, so at "
+                   "a per-reply rate it meets more errors: go up a little (section 5's curves).")
+    lines = []
+    for name, (report, llms) in runs.items():
+        calls = sum(len(llm.calls) for llm in llms)
+        lines.append(f"{name} {success[name]:.0%} right, {calls} LLM calls, {corrupted(llms)} of them corrupted")
+    return (f"At rate {rate}, seed 0, from the ledgers: " + "; ".join(lines) + ". The same rate per reply, more replies "
+            "per task: the perfect planner of rate 0 is the first to fall. That is a property of the structure under "
+            "this instrument; a real model's errors need a real model's runs.")
 
 
 # --- concept questions ------------------------------------------------------------------------
