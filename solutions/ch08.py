@@ -47,6 +47,27 @@ def is_repeat(text, earlier, threshold=0.7, window=3):
     return False
 
 
+# 08.useless — section 1's table, in the order the checks are cheapest. An error STARTS with
+# "error:" (a page may mention the word); an empty result or a line saying nothing was found
+# brings nothing, though it repeats the query's words. Then compare content words (section 2's
+# normalise): a page sharing none with the question or an earlier useful result is off-topic,
+# except a bare number (a calculator's answer); a page whose every word was seen already is old news.
+NO_RESULT = re.compile(r"(no results?|no information|nothing found|not found)\b", re.IGNORECASE)
+
+
+def is_useless(result, question, earlier):
+    text = result.strip()
+    if text.lower().startswith("error:"):
+        return True
+    mine = normalise(text)
+    if not mine or NO_RESULT.match(text):
+        return True
+    seen = normalise(question).union(*(normalise(e) for e in earlier))
+    if not re.fullmatch(r"[\d.,]+", text) and not mine & seen:
+        return True
+    return mine <= seen
+
+
 # 08.break — any setting the tuning suite calls safe that a held-out task refutes. The default,
 # Runtime(), is one (it kills the slow reservoir search); here, the more interesting design.
 # With second_signal=True a repeat alone climbs only to the redirect; it stops the run
@@ -56,4 +77,5 @@ def is_repeat(text, earlier, threshold=0.7, window=3):
 runtime = Runtime(jaccard=0.3, second_signal=True)
 
 
-SOLUTIONS = {"08.predict": prediction, "08.repeat": is_repeat, "08.break": runtime, "08.q1": "c", "08.q2": "a"}
+SOLUTIONS = {"08.predict": prediction, "08.repeat": is_repeat, "08.useless": is_useless, "08.break": runtime,
+             "08.q1": "c", "08.q2": "a"}

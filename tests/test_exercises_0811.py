@@ -71,6 +71,32 @@ def word_lists(text, earlier, threshold=0.7, window=3):  # multiset Jaccard: a r
                for e in earlier[-window:])
 
 
+NO_RESULT = re.compile(r"(no results?|no information|nothing found|not found)\b", re.IGNORECASE)
+
+
+def result_checker(*, error=True, no_result=True, stopwords=True, number=True, nothing_new=True, topic_grows=True,
+                   error_anywhere=False, first_word=False):
+    """is_useless with one typical mistake switched on."""
+    def bag(text):
+        return words(text) if stopwords else set(re.findall(r"\w+", text.lower()))
+
+    def is_useless(result, question, earlier):
+        text = result.strip()
+        if first_word and text.split()[0].lower() == "error:":
+            return True
+        if error and (("error" in text.lower()) if error_anywhere else text.lower().startswith("error:")):
+            return True
+        mine = bag(text)
+        if not mine or (no_result and NO_RESULT.match(text)):
+            return True
+        known = bag(question).union(*(bag(e) for e in earlier))
+        topic = known if topic_grows else bag(question)
+        if not (number and re.fullmatch(r"[\d.,]+", text)) and not mine & topic:
+            return True
+        return nothing_new and mine <= known
+    return is_useless
+
+
 PREDICT_08 = {"paraphrases, max_steps only": (20, 20), "paraphrases, Runtime(stop=False)": (20, 20),
               "no results, Runtime()": (4, 3), "side topics, Runtime(checkpoint_every=6)": (10, 8)}
 
@@ -84,6 +110,14 @@ WRONG = [
     ("08.repeat", newest_only, "not only the newest one"),
     ("08.repeat", no_window, "look back only `window` inputs"),
     ("08.repeat", word_lists, "compare word SETS"),
+    ("08.useless", result_checker(error=False), "useless whatever words it holds"),
+    ("08.useless", result_checker(no_result=False), "says nothing was found"),
+    ("08.useless", result_checker(error=False, first_word=True), "do not index into it"),
+    ("08.useless", result_checker(stopwords=False), "compare CONTENT words"),
+    ("08.useless", result_checker(number=False), "never off-topic"),
+    ("08.useless", result_checker(nothing_new=False), "old news"),
+    ("08.useless", result_checker(topic_grows=False), "the topic grows with the run"),
+    ("08.useless", result_checker(error_anywhere=True), "STARTS with 'error:'"),
     ("08.break", Runtime(jaccard=0.5), "fails already on the tuning suite"),
     ("08.break", Runtime(second_signal=True), "safe on unseen work too"),
     ("08.break", "Runtime(jaccard=0.7)", "write runtime = Runtime("),
@@ -93,13 +127,14 @@ WRONG = [
 
 STUBS = [
     ("08.predict", {name: ... for name in PREDICT_08}), ("08.predict", {**PREDICT_08, "no results, Runtime()": ...}),
-    ("08.predict", None), ("08.repeat", stub), ("08.repeat", ...), ("08.break", None),
+    ("08.predict", None), ("08.repeat", stub), ("08.repeat", ...), ("08.useless", stub), ("08.break", None),
 ]
 
 BROKEN = [
     ("08.predict", {name: "twenty" for name in PREDICT_08}), ("08.predict", [20, 20]),
     ("08.repeat", lambda text, earlier, threshold, window: earlier[7]), ("08.repeat", lambda: True),
     ("08.repeat", lambda text, earlier, threshold, window: 1 / 0), ("08.repeat", 42),
+    ("08.useless", lambda result, question, earlier: earlier[5]), ("08.useless", lambda: True),
     ("08.break", Runtime), ("08.break", 0.7),
 ]
 
@@ -371,7 +406,7 @@ def test_a_half_written_answer_never_raises_and_says_what_happened(id, broken):
     assert "case:" in verdict.text and "hint:" in verdict.text
 
 
-@pytest.mark.parametrize("id, arguments", [("08.repeat", 4), ("09.plan", 1), ("10.p95", 1), ("10.compare", 2),
+@pytest.mark.parametrize("id, arguments", [("08.repeat", 4), ("08.useless", 3), ("09.plan", 1), ("10.p95", 1), ("10.compare", 2),
                                            ("11.schema", 3), ("11.replay", 2)])
 def test_a_function_that_forgets_to_return_is_told_so(id, arguments):
     forgetful = {1: lambda a: None, 2: lambda a, b: None, 3: lambda a, b, c: None, 4: lambda a, b, c, d: None}

@@ -1,5 +1,5 @@
-"""Chapter 08's exercises: predict the runtime's bill from the ledgers, build a repeat check, break a tuned guard on
-held-out work, two questions."""
+"""Chapter 08's exercises: predict the runtime's bill from the ledgers, build a repeat check and a useless-result
+detector, break a tuned guard on held-out work, two questions."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -153,6 +153,102 @@ def _repeat(is_repeat):
     return (f"Section 2's guard with your check stopped both sick runs and let both legitimate comparisons finish, "
             f"right. LLM calls from the ledgers: {calls} (max_steps only: 20 each for the sick runs). The package's "
             "agentkit.runtime.words and jaccard are the same idea with a longer stopword list.")
+
+
+# --- 08.useless: a useless-result detector -------------------------------------------------
+
+QUESTION_2012 = "How much rain fell at Lakeford in 2012?"
+REPORT_2012 = ("Lakeford weather station, annual report for 2012. In 2012, the Lakeford station recorded 1,226 mm of "
+               "rain. The wettest month was May.")
+
+H_ERROR = "a tool's error is useless whatever words it holds: the course's tools start an error with 'error:'."
+H_NO_RESULT = ("a line that says nothing was found ('No results for ...', 'No information ...') is empty, even though it "
+               "repeats the query's words.")
+H_EMPTY = "an empty result (no words at all) brings nothing: say True, and do not index into it."
+H_USEFUL = "a result on the question's topic with words not seen before is progress: say False."
+H_OFF_TOPIC = ("compare CONTENT words: with section 2's normalise ('in', 'at', 'the' dropped) a page that shares no word "
+               "with the question or an earlier useful result is off-topic.")
+H_NUMBER = "a bare number is a calculator's answer: it shares no word with anything, and it is never off-topic."
+H_NOTHING_NEW = ("a result whose every word was already in the question or an earlier result is old news (section 1's "
+                 "'nothing new'): compare its word set with everything seen.")
+H_TOPIC = ("the topic grows with the run: a result that shares words with an earlier useful result is on-topic, even "
+           "when it shares none with the question.")
+H_ERROR_PREFIX = ("an error is a result that STARTS with 'error:'; a useful page may mention the word error, or the word "
+                  "no, somewhere in a sentence.")
+
+USELESS_CASES = [  # (result, question, earlier useful results, useless?, what, hint)
+    ("error: the search service for Lakeford is down (HTTP 503)", QUESTION_2012, [], True,
+     "a tool error that names the town", H_ERROR),
+    ("No results for 'Lakeford rainfall 2012'.", QUESTION_2012, [], True, "a search that found nothing", H_NO_RESULT),
+    ("", QUESTION_2012, [], True, "an empty result", H_EMPTY),
+    ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [], False, "the figure asked for",
+     H_USEFUL),
+    ("The ferry sails every hour in summer.", QUESTION_2012, [], True, "a page about something else", H_OFF_TOPIC),
+    ("1507", "What was the total rainfall at Lakeford in 2001 and 2002 together?",
+     ["In 2001, the Lakeford station recorded 727 mm of rain.", "In 2002, the Lakeford station recorded 780 mm of rain."],
+     False, "a calculator's answer", H_NUMBER),
+    ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [REPORT_2012], True,
+     "the figure again, already in an earlier report", H_NOTHING_NEW),
+    ("Hill readings are published every month by Northvale Weather.", QUESTION_2012,
+     ["The Lakeford station moved to Northvale hill in 2010."], False,
+     "a page that shares words with an earlier result only", H_TOPIC),
+    ("The station's error log for 2012 shows no gaps at Lakeford.", QUESTION_2012, [], False,
+     "a useful page that mentions an error", H_ERROR_PREFIX),
+]
+
+
+def useless_guard(is_useless, question: str):
+    """A tiny guard on results: a hint for a useless one, StopRun at the third in a row; useful results are kept."""
+    useful, strikes = [], []
+
+    def on_step(step):
+        result = str(step.observation)
+        said = call(is_useless, result, question, list(useful), case=f"the live run, result {result[:60]!r}",
+                    hint=H_USEFUL)
+        if not said:
+            useful.append(result)
+            strikes.clear()
+            return None
+        strikes.append(result)
+        if len(strikes) == 3:
+            raise StopRun("Stopped: three useless results in a row.")
+        return "Guard: that result brings nothing. Change the query or the tool."
+
+    return on_step
+
+
+@exercise("08.useless", "build", "A useless-result detector",
+          "Write `is_useless(result, question, earlier)`: True for an error, an empty or no-result line, an off-topic "
+          "page, or nothing new.")
+def _useless(is_useless):
+    if not callable(is_useless):
+        raise Fail("your answer", "a function is_useless(result, question, earlier) -> bool", repr(is_useless),
+                   "define it with def.")
+    for result, question_text, earlier, useless, what, hint in USELESS_CASES:
+        shown = f"is_useless({result!r}, {question_text!r}, earlier={earlier})"
+        said = call(is_useless, result, question_text, list(earlier), case=f"{what}: {shown}", hint=hint)
+        if said is None:
+            raise Fail(f"{what}: {shown}", f"{useless}", "None", "your function returned nothing: did it forget `return`?")
+        if bool(said) != useless:
+            raise Fail(f"{what}: {shown}", f"{useless}", f"{said!r}", hint)
+    runs = {}
+    for task_id in ("tool errors", "no results", "off-topic", "nothing new",
+                    "refine-twice", "refine-then-compare", "two-sources", "decade-difference"):
+        task = task_by_id(task_id)
+        agent = ReActAgent(suite_llm(), web_tools(), task.max_steps, repeat_fuse=False,
+                           on_step=useless_guard(is_useless, task.question))
+        answer = agent.run(task.question, verbose=False)
+        sick = task.suite == "sick"
+        if sick and agent.stop_reason != "stopped" or not sick and not (agent.stop_reason == "finished"
+                                                                          and task.check(answer)):
+            raise Fail(f"the live run of {task.suite} task {task_id!r} under a guard with your detector",
+                       "stopped by the guard" if sick else "finished, and right",
+                       f"stop reason {agent.stop_reason!r} after {len(agent.llm.calls)} LLM calls",
+                       H_NOTHING_NEW if sick else H_USEFUL)
+        runs[task_id] = len(agent.llm.calls)
+    return (f"A guard with your detector stopped the four sick runs of useless results and let the four legitimate "
+            f"tasks finish, right (two of them after empty searches they refined). LLM calls from the ledgers: {runs}. "
+            "The runtime's version also cleans HTML junk first and counts the inputs as known (section 3).")
 
 
 # --- 08.break: a guard tuned on one suite, caught out by another ---------------------------
