@@ -162,19 +162,19 @@ REPORT_2012 = ("Lakeford weather station, annual report for 2012. In 2012, the L
                "rain. The wettest month was May.")
 
 H_ERROR = "a tool's error is useless whatever words it holds: the course's tools start an error with 'error:'."
-H_NO_RESULT = ("a line that says nothing was found ('No results for ...', 'No information ...') is empty, even though it "
-               "repeats the query's words.")
+H_NO_RESULT = ("a line that says nothing was found ('No results for ...', 'No information ...') is empty, even "
+               "though it repeats the query's words.")
 H_EMPTY = "an empty result (no words at all) brings nothing: say True, and do not index into it."
 H_USEFUL = "a result on the question's topic with words not seen before is progress: say False."
-H_OFF_TOPIC = ("compare CONTENT words: with section 2's normalise ('in', 'at', 'the' dropped) a page that shares no word "
-               "with the question or an earlier useful result is off-topic.")
+H_OFF_TOPIC = ("compare CONTENT words: with section 2's normalise ('in', 'at', 'the' dropped) a page that shares no "
+               "word with the question or an earlier useful result is off-topic.")
 H_NUMBER = "a bare number is a calculator's answer: it shares no word with anything, and it is never off-topic."
 H_NOTHING_NEW = ("a result whose every word was already in the question or an earlier result is old news (section 1's "
                  "'nothing new'): compare its word set with everything seen.")
 H_TOPIC = ("the topic grows with the run: a result that shares words with an earlier useful result is on-topic, even "
            "when it shares none with the question.")
-H_ERROR_PREFIX = ("an error is a result that STARTS with 'error:'; a useful page may mention the word error, or the word "
-                  "no, somewhere in a sentence.")
+H_ERROR_PREFIX = ("an error is a result that STARTS with 'error:'; a useful page may mention the word error, or the "
+                  "word no, somewhere in a sentence.")
 
 USELESS_CASES = [  # (result, question, earlier useful results, useless?, what, hint)
     ("error: the search service for Lakeford is down (HTTP 503)", QUESTION_2012, [], True,
@@ -185,7 +185,8 @@ USELESS_CASES = [  # (result, question, earlier useful results, useless?, what, 
      H_USEFUL),
     ("The ferry sails every hour in summer.", QUESTION_2012, [], True, "a page about something else", H_OFF_TOPIC),
     ("1507", "What was the total rainfall at Lakeford in 2001 and 2002 together?",
-     ["In 2001, the Lakeford station recorded 727 mm of rain.", "In 2002, the Lakeford station recorded 780 mm of rain."],
+     ["In 2001, the Lakeford station recorded 727 mm of rain.",
+      "In 2002, the Lakeford station recorded 780 mm of rain."],
      False, "a calculator's answer", H_NUMBER),
     ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [REPORT_2012], True,
      "the figure again, already in an earlier report", H_NOTHING_NEW),
@@ -228,7 +229,8 @@ def _useless(is_useless):
         shown = f"is_useless({result!r}, {question_text!r}, earlier={earlier})"
         said = call(is_useless, result, question_text, list(earlier), case=f"{what}: {shown}", hint=hint)
         if said is None:
-            raise Fail(f"{what}: {shown}", f"{useless}", "None", "your function returned nothing: did it forget `return`?")
+            raise Fail(f"{what}: {shown}", f"{useless}", "None",
+                       "your function returned nothing: did it forget `return`?")
         if bool(said) != useless:
             raise Fail(f"{what}: {shown}", f"{useless}", f"{said!r}", hint)
     runs = {}

@@ -174,8 +174,8 @@ def _break(plan):
                    "from a result (the subtraction) take that result.")
     variable, received = flooded[0]
     return (f"The validator accepted your plan; the run cost {len(llm.calls)} LLM calls and {len(tools.log)} tool "
-            f"calls (ledgers). {variable}'s tool received {len(received)} characters, {received[:60]!r}..., and the answer "
-            f"was {answer!r}, wrong (gold {the_task.gold}). ReAct reads each result before its next step, which is "
+            f"calls (ledgers). {variable}'s tool received {len(received)} characters, {received[:60]!r}..., and the "
+            f"answer was {answer!r}, wrong (gold {the_task.gold}). ReAct reads each result before its next step, which is "
             "what this question needs.")
 
 
@@ -205,7 +205,8 @@ def corrupted(llms: list) -> int:
           "the task set (seed 0).")
 def _noise(rate):
     if isinstance(rate, bool) or not isinstance(rate, (int, float)):
-        raise Fail("your answer", "a number: the error rate per reply", type(rate).__name__, "write rate = 0.something.")
+        raise Fail("your answer", "a number: the error rate per reply", type(rate).__name__,
+                   "write rate = 0.something.")
     if not 0 < rate <= 1:
         raise Fail("your rate", "a rate above 0 and at most 1", repr(rate),
                    "at rate 0 the stand-in is a perfect reader: Plan-and-Execute gets every task right there. Turn the "
@@ -224,8 +225,8 @@ def _noise(rate):
     for name, (report, llms) in runs.items():
         calls = sum(len(llm.calls) for llm in llms)
         lines.append(f"{name} {success[name]:.0%} right, {calls} LLM calls, {corrupted(llms)} of them corrupted")
-    return (f"At rate {rate}, seed 0, from the ledgers: " + "; ".join(lines) + ". The same rate per reply, more replies "
-            "per task: the perfect planner of rate 0 is the first to fall. That is a property of the structure under "
+    return (f"At rate {rate}, seed 0, from the ledgers: " + "; ".join(lines) + ". The same rate per reply, more "
+            "replies per task: the perfect planner of rate 0 is the first to fall. That is a property of the structure under "
             "this instrument; a real model's errors need a real model's runs.")
 
 
