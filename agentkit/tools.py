@@ -251,11 +251,16 @@ class ToolCall:
     latency_s: float
 
 
+# What a tool does to the world: "read" changes nothing; the others change something outside the run.
+EFFECTS = ("read", "write", "delete", "send")
+
+
 @dataclass
 class Tool:
     name: str
     func: Callable[[str], str]
     description: str
+    effect: str = "read"
     timeout_s: float | None = TOOL_TIMEOUT_S  # None: runs on the caller's thread, never timed out
 
 
@@ -309,19 +314,22 @@ class ToolExecutor:
         self._worker: _Worker | None = None
         self._worker_lock = threading.Lock()
 
-    def register(self, name: str, func: Callable[[str], str], description: str, *,
+    def register(self, name: str, func: Callable[[str], str], description: str, *, effect: str = "read",
                  timeout_s: float | None = TOOL_TIMEOUT_S) -> None:
-        """Add a tool; a name equal to an existing one up to case replaces it. timeout_s=None runs it inline."""
+        """Add a tool; a name equal to an existing one up to case replaces it. `effect` is one of EFFECTS;
+        timeout_s=None runs it inline, with no timeout."""
         if not isinstance(name, str) or not re.fullmatch(r"[^\s\[\]]+", name):
             raise ValueError(f"tool name must be one word without spaces or brackets, got {name!r}")
         if not callable(func):
             raise TypeError(f"tool {name} needs a callable, got {type(func).__name__}")
+        if effect not in EFFECTS:
+            raise ValueError(f"tool {name}: effect must be one of {', '.join(EFFECTS)}, got {effect!r}")
         if timeout_s is not None and not (isinstance(timeout_s, (int, float)) and 0 < timeout_s < math.inf):
             raise ValueError(f"timeout_s must be a positive number of seconds or None, got {timeout_s!r}")
         # Lookup ignores case, so two names differing only by case would shadow each other.
         for existing in [n for n in self.tools if n.lower() == name.lower()]:
             del self.tools[existing]
-        self.tools[name] = Tool(name, func, str(description), timeout_s)
+        self.tools[name] = Tool(name, func, str(description), effect, timeout_s)
 
     @property
     def names(self) -> list[str]:
