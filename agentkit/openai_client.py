@@ -30,6 +30,7 @@ STATUS_HINTS = {
 
 
 REDACTED = "[redacted]"
+MIN_SECRET_CHARS = 10  # real API keys are 20 characters or more
 _SECRET_PATTERNS = [
     (re.compile(r"(?i)\b(bearer)\s+[^\s,;'\"]+"), rf"\1 {REDACTED}"),
     (re.compile(r"(?i)\b(api[_-]?key|access[_-]?token|token|password|secret)(\s*[:=]\s*)[^\s,;'\"]{4,}"),
@@ -54,7 +55,8 @@ def without_credentials(url: str | None) -> str | None:
 
 def redact(text: str, secrets=()) -> str:
     """`text` without the given secrets, URL credentials, bearer tokens or sk-... keys."""
-    for secret in sorted((str(x) for x in secrets if x and len(str(x)) >= 4), key=len, reverse=True):
+    # A placeholder such as "loopback" or "EMPTY" is no secret (and replacing it would garble the text).
+    for secret in sorted((str(x) for x in secrets if x and len(str(x)) >= MIN_SECRET_CHARS), key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     for pattern, replacement in _SECRET_PATTERNS:
         text = pattern.sub(replacement, text)
@@ -109,9 +111,9 @@ class OpenAIChatLLM(LedgerLLM):
     def _fail(self, what: str, hint: str = "", retried: bool = True) -> LLMError:
         where = without_credentials(self.base_url) or "the default OpenAI endpoint"
         tries = f"after {self.max_retries} retries" if retried else "not retried: trying again would not help"
-        return LLMError(redact(
-            f"{what} (model {self.model!r} at {where}, {tries}). {hint}"
-            "Check LLM_BASE_URL, LLM_MODEL_ID and LLM_API_KEY, and that the server is up.", self._secrets))
+        return LLMError(
+            f"{redact(what, self._secrets)} (model {self.model!r} at {where}, {tries}). {hint}"
+            "Check LLM_BASE_URL, LLM_MODEL_ID and LLM_API_KEY, and that the server is up.")
 
     def _request(self, create, **kwargs):
         """Call an SDK endpoint; every failure becomes one LLMError that says what to check."""
