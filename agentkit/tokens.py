@@ -274,6 +274,7 @@ def _last_piece(body: str):
 
 
 MEMO_CHARS = 4096  # texts shorter than this are also remembered whole
+MAX_MEMO_CHUNK = 1 << 16  # a longer chunk (one line of 64 KB) is counted, not remembered
 
 
 class IncrementalCounter:
@@ -302,7 +303,10 @@ class IncrementalCounter:
     def _chunk(self, chunk: str) -> int:
         count = self._chunks.get(chunk)
         if count is None:
-            count = self._chunks[chunk] = self._new_chunk(chunk)
+            count = self._new_chunk(chunk)
+            if len(chunk) > MAX_MEMO_CHUNK:  # 16k remembered 100 KB chunks would hold 1.6 GB
+                return count
+            self._chunks[chunk] = count
             if len(self._chunks) > self.max_chunks:
                 with self._lock:
                     for old in list(self._chunks)[: self.max_chunks // 4]:

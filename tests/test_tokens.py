@@ -331,3 +331,10 @@ def test_the_heap_merge_gives_the_rescanning_merge(text):
     ranks = tokens.get_encoding().ranks
     raw = text.encode()
     assert tokens.byte_pair_merge(raw, ranks) == byte_pair_encode(raw, ranks)
+
+
+def test_a_long_chunk_is_counted_but_not_remembered(oracle):
+    counter = tokens.IncrementalCounter()
+    texts = [f"{i} " + "word " * 30_000 for i in range(3)]  # 150 KB lines, no safe cut inside
+    assert [counter.count(t) for t in texts] == [len(oracle_ids(oracle, t)) for t in texts]
+    assert max(map(len, counter._chunks), default=0) <= 1 << 16  # 64 KB: memory stays bounded
