@@ -42,7 +42,7 @@ from typing import Callable, Optional
 
 from .batch import BatchInterrupted, run_batch
 from .llm import ledger, ledger_totals
-from .tasks import Task, is_refusal
+from .tasks import Task, is_refusal, parse_call
 from .text import shorten
 
 EXTRA_STEPS = 2
@@ -65,6 +65,7 @@ class Run:
     stop_reason: str
     error: str = ""
     solved_with_two_more_steps: Optional[bool] = None
+    key_path_found: Optional[float] = None  # share of the task's key-path calls the run made (None: no key path)
     wall_s: float = field(default=0.0, compare=False)  # machine-dependent, never compared
 
     @property
@@ -126,6 +127,24 @@ class _Claims:
                 self.held.pop(id(o), None)
 
 
+def _call_key(tool: str, argument: str) -> tuple:
+    return tool.lower(), "".join(str(argument).split()).casefold()
+
+
+def key_path_found(task: Task, tool_calls: list) -> Optional[float]:
+    """The share of the task's key-path calls that the run made and that worked (None when it has no key path).
+
+    A call counts once its tool and input match, case and spaces aside: the path, not only the answer."""
+    if not task.key_path:
+        return None
+    try:
+        wanted = [_call_key(*parse_call(step)) for step in task.key_path]
+    except ValueError:
+        return None  # a key path not written as Tool[input] steps (a hand-made task) scores nothing
+    made = {_call_key(c.tool, c.argument) for c in tool_calls if c.ok}
+    return sum(w in made for w in wanted) / len(wanted)
+
+
 def read_run(task: Task, agent, answer: str, stop_reason: str, calls: list, tool_calls: list,
              error: str = "") -> Run:
     """The row of one finished run: `calls` and `tool_calls` are the ledger entries the run added."""
@@ -138,7 +157,7 @@ def read_run(task: Task, agent, answer: str, stop_reason: str, calls: list, tool
         correct=not error and answered and task.check(answer),
         steps=steps_of(agent), calls=spent["calls"], prompt_tokens=spent["prompt_tokens"],
         completion_tokens=spent["completion_tokens"], tool_calls=len(tool_calls), stop_reason=stop_reason,
-        error=error,
+        error=error, key_path_found=key_path_found(task, tool_calls),
     )
 
 
@@ -187,6 +206,8 @@ class Summary:
     mean_tokens: float
     failures: dict  # category of failure -> how many runs
     success_by_category: dict  # task category -> success rate
+    key_path_share: Optional[float] = None  # mean share of the key path found, over runs whose task has one
+    right_off_path: int = 0  # right answers from runs that missed part of the key path
 
 
 def summarize(runs: list[Run]) -> Summary:
@@ -201,6 +222,7 @@ def summarize(runs: list[Run]) -> Summary:
         return sum(values) / n
 
     categories = sorted({r.category for r in runs})
+    pathed = [r.key_path_found for r in runs if r.key_path_found is not None]
     return Summary(
         tasks=n,
         success_rate=mean(r.correct for r in runs),
@@ -217,6 +239,8 @@ def summarize(runs: list[Run]) -> Summary:
         failures=dict(sorted(Counter(r.failure for r in runs if not r.correct).items())),
         success_by_category={c: sum(r.correct for r in runs if r.category == c) /
                              sum(r.category == c for r in runs) for c in categories},
+        key_path_share=sum(pathed) / len(pathed) if pathed else None,
+        right_off_path=sum(r.correct and r.key_path_found is not None and r.key_path_found < 1 for r in runs),
     )
 
 

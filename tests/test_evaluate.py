@@ -219,3 +219,34 @@ def test_sys_exit_from_an_agent_is_an_error_row_not_the_end_of_the_batch():
                       TASKS[:3], progress=False, review=False)
     assert [r.stop_reason for r in report.runs] == ["finished", "error", "finished"]
     assert report.runs[1].error == "SystemExit: the agent called sys.exit"
+
+
+# --- the key path, scored beside the answer --------------------------------------------------------
+
+
+def test_the_key_path_is_scored_beside_the_answer():
+    from agentkit.evaluate import key_path_found
+    from agentkit.paradigms import make_plan_and_solve, make_react
+    from agentkit.tools import ToolCall
+
+    tasks = {t.id: t for t in load_tasks()}
+    bridge = tasks["bridge-jobs"]
+    made = [ToolCall("search", "steve  WOZNIAK", "...", True, 0.0), ToolCall("Search", "Steve Jobs", "error: down", False, 0.0)]
+    assert key_path_found(bridge, made) == 0.5  # case and spaces aside; a call that failed found nothing
+    assert key_path_found(bridge, []) == 0.0
+    react = evaluate(make_react, [bridge, tasks["multiply"]], progress=False, review=False)
+    assert [r.key_path_found for r in react.runs] == [1.0, 1.0] and react.summary.right_off_path == 0
+    no_tools = evaluate(make_plan_and_solve, [tasks["multiply"]], progress=False, review=False)
+    run, = no_tools.runs
+    assert run.correct and run.key_path_found == 0.0 and no_tools.summary.right_off_path == 1
+    assert no_tools.summary.key_path_share == 0.0
+
+
+def test_a_task_without_a_key_path_is_left_out_of_the_share():
+    from agentkit.evaluate import key_path_found, summarize
+    from agentkit.lakeford import load_suite
+
+    task = load_suite("legit")[0]
+    assert key_path_found(task, []) is None
+    row = Run(task.id, task.category, task.checker, "2021", True, 3, 3, 10, 2, 2, "finished")
+    assert summarize([row]).key_path_share is None and summarize([row]).right_off_path == 0
