@@ -9,7 +9,7 @@ from ..runtime import Runtime
 from ..runtime_suites import (
     load_suite, run_suite, run_task, runtime_early_stop_review, suite_llm, task_by_id, web_tools,
 )
-from . import Fail, NotDone, call, exercise, question
+from . import Fail, call, check_prediction, exercise, question
 
 # --- 08.predict: what the runtime costs, from the ledgers --------------------------------------
 
@@ -45,23 +45,12 @@ def runtime_costs() -> dict:
 @exercise("08.predict", "predict", "What the runtime costs",
           "Set `prediction` to {run: (LLM calls, tool calls)} for the four runs, before running anything.")
 def _predict(prediction):
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", "a dict {run: (LLM calls, tool calls)}", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
     truth = runtime_costs()
-    for name, actual in truth.items():
-        guess = prediction.get(name)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = tuple(int(x) for x in guess)
-        except (TypeError, ValueError):
-            raise Fail(name, "a pair of whole numbers", repr(guess), "write (LLM calls, tool calls).") from None
-        if guess != actual:
-            off = f"LLM calls off by {guess[0] - actual[0]:+d}, tool calls off by {guess[1] - actual[1]:+d}"
-            raise Fail(name, f"{actual} from the ledgers", f"{guess} ({off})",
-                       WHY[name] + ". Section 3 prints the ladder of every sick run; section 8 checks that "
-                       "LLM calls = steps + checkpoints + fallback.")
+    check_prediction(prediction, truth, what="run",
+                     labels=("LLM calls", "tool calls"),
+                     hint=lambda name, guess, actual: WHY[name] + (". Section 3 prints the ladder of every sick "
+                                                                   "run; section 8 checks that LLM calls = steps + "
+                                                                   "checkpoints + fallback."))
     return "The ledgers agree: " + " ".join(f"{name}: {truth[name]}, {why}." for name, why in WHY.items())
 
 

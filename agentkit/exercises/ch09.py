@@ -13,7 +13,7 @@ from ..scripted import ScriptedLLM
 from ..scripts import course_script
 from ..tasks import load_tasks
 from ..tools import default_executor
-from . import Fail, NotDone, call, exercise, question
+from . import Fail, call, check_prediction, exercise, question
 
 # --- 09.predict: what four paradigms cost on one task, from the ledgers ----------------------
 
@@ -48,23 +48,13 @@ def paradigm_costs() -> dict:
 @exercise("09.predict", "predict", "What four paradigms cost",
           "Set `prediction` to {paradigm: (LLM calls, tool calls)} on 'pioneers-mean', before running anything.")
 def _predict(prediction):
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", "a dict {paradigm: (LLM calls, tool calls)}", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
     truth = paradigm_costs()
-    for name, actual in truth.items():
-        guess = prediction.get(name)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = tuple(int(x) for x in guess)
-        except (TypeError, ValueError):
-            raise Fail(name, "a pair of whole numbers", repr(guess), "write (LLM calls, tool calls).") from None
-        if guess != actual:
-            off = f"LLM calls off by {guess[0] - actual[0]:+d}, tool calls off by {guess[1] - actual[1]:+d}"
-            raise Fail(f"{name} on {PREDICT_TASK!r}", f"{actual} from the ledgers", f"{guess} ({off})",
-                       WHY[name] + ". Section 4 runs ReAct and the hybrid on 'founders-sum', whose key path has the "
-                       "same shape.")
+    check_prediction(prediction, truth, what="paradigm",
+                     labels=("LLM calls", "tool calls"),
+                     hint=lambda name, guess, actual: WHY[name] + (". Section 4 runs ReAct and the hybrid on "
+                                                                   "'founders-sum', whose key path has the same "
+                                                                   "shape."),
+                     case=lambda name: f"{name} on {PREDICT_TASK!r}")
     return ("The ledgers agree: " + " ".join(f"{name} {truth[name]}: {why}." for name, why in WHY.items())
             + " ReWOO is the cheapest and, on this task, wrong: its plan could not read the four years it needed.")
 

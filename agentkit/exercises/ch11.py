@@ -18,7 +18,7 @@ from ..scripts.native import DISEASES, TASKS, sick_tool_caller
 from ..scripts.native import call as stand_in_call
 from ..scripts.react import CHECKPOINT_QUESTION
 from ..tools import default_executor
-from . import Fail, NotDone, call, exercise, question
+from . import Fail, call, check_prediction, exercise, question
 
 # --- 11.predict: what a bad call costs, from the ledgers --------------------------------------
 
@@ -58,24 +58,12 @@ def bad_call_costs() -> dict:
           "Set `prediction` to {run: (LLM calls, format failures, tool runs)} for the four runs, before running "
           "anything.")
 def _predict(prediction):
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", "a dict {run: (LLM calls, format failures, tool runs)}",
-                   type(prediction).__name__, "copy the dict from the exercise cell and fill in the numbers.")
     truth = bad_call_costs()
-    for name, actual in truth.items():
-        guess = prediction.get(name)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = tuple(int(x) for x in guess)
-            assert len(guess) == 3
-        except (TypeError, ValueError, AssertionError):
-            raise Fail(name, "three whole numbers", repr(guess),
-                       "write (LLM calls, format failures, tool runs).") from None
-        if guess != actual:
-            raise Fail(f"{name}, max_steps=4", f"{actual} from the ledgers", f"{guess}",
-                       WHY[name] + ". Section 4 lists what the loop does with each bad call, and prints the "
-                       "recovering runs.")
+    check_prediction(prediction, truth, what="run",
+                     labels=("LLM calls", "format failures", "tool runs"),
+                     hint=lambda name, guess, actual: WHY[name] + (". Section 4 lists what the loop does with each "
+                                                                   "bad call, and prints the recovering runs."),
+                     case=lambda name: f"{name}, max_steps=4")
     return "The ledgers agree: " + " ".join(f"{name}: {truth[name]}, {why}." for name, why in WHY.items())
 
 
