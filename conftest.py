@@ -5,9 +5,16 @@ under `make test` (CPU, a kernel's start-up included): the real-model notebook ~
 other notebook 2-6 s, most test files under 1 s. Long units first and short ones last lets
 the short ones fill whichever worker frees up first, instead of one worker finishing alone.
 """
+import os
 import sys
 
 import pytest
+
+# The test command's settings, with make or without (python -m pytest): the offline stand-in and
+# no key, whatever the shell or a .env says, so a learner's settings never change what is compared.
+# Set while pytest loads this file, before any xdist worker or notebook kernel starts: they inherit it.
+os.environ["AP_MODE"] = "fake"
+os.environ["LLM_API_KEY"] = ""
 
 # SmolLM2 generates on the CPU in this notebook's kernel: by far the longest unit.
 REAL_MODEL = "03b_real_model.ipynb"
