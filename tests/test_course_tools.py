@@ -22,13 +22,20 @@ from tools import build_site, check_python, offscript, run_course  # noqa: E402
 # --- make setup's Python gate ----------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [(3, 10, 13), (3, 14, 0), (2, 7, 18)])
+@pytest.mark.parametrize("version", [(3, 10, 13), (3, 16, 0), (2, 7, 18)])
 def test_gate_refuses_an_unsupported_python_naming_the_ones_that_work(monkeypatch, capsys, version):
     monkeypatch.setattr(sys, "version_info", (*version, "final", 0))
     assert check_python.main() == 1
     message = capsys.readouterr().err
-    assert "3.11, 3.12 or 3.13" in message and "is Python %d.%d" % version[:2] in message
+    assert "3.11, 3.12, 3.13, 3.14 or 3.15" in message and "is Python %d.%d" % version[:2] in message
     assert "make setup PYTHON=" in message  # how to get one and point make at it
+    assert ("3.10 and older" in message) == (version < (3, 11))
+
+
+@pytest.mark.parametrize("version", [(3, 11, 0), (3, 12, 1), (3, 13, 0), (3, 14, 0), (3, 15, 2)])
+def test_gate_accepts_every_python_the_course_is_tested_on(monkeypatch, capsys, version):
+    monkeypatch.setattr(sys, "version_info", (*version, "final", 0))
+    assert check_python.main() == 0 and capsys.readouterr().err == ""
 
 
 def test_gate_accepts_this_python():
