@@ -141,3 +141,34 @@ def test_the_colab_cell_installs_the_wheel_and_a_chapter_runs_without_a_checkout
             expected = "".join("".join(o["text"]) for o in cell["outputs"]
                                if o["output_type"] == "stream" and o["name"] == "stdout")
             assert sanitized(ran["stdout"]) == sanitized(expected), source
+
+
+# --- macOS and Windows -------------------------------------------------------------------------
+
+POSIX_ONLY_MODULES = {"resource", "pwd", "grp", "fcntl", "termios", "pty", "posix"}
+POSIX_ONLY_NAMES = {"fork", "getuid", "geteuid", "getgid", "setsid", "setpgid", "killpg", "prctl", "SIGKILL"}
+
+
+def test_agentkit_outside_the_sandbox_calls_nothing_linux_only():
+    """What every chapter imports runs on macOS and Windows: no POSIX-only module, call or /proc.
+
+    The sandbox modules are left out: they confine model-written code with the OS's own limits.
+    """
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "agentkit").rglob("*.py")):
+        if path.name.startswith("sandbox"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in POSIX_ONLY_MODULES]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in POSIX_ONLY_MODULES:
+                names = [node.module]
+            elif isinstance(node, ast.Attribute) and node.attr in POSIX_ONLY_NAMES:
+                names = [node.attr]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("/proc"):
+                names = [node.value]
+            found += [f"{path.relative_to(ROOT)}:{node.lineno}: {name}" for name in names]
+    assert found == []
