@@ -24,6 +24,7 @@ def main():
         "  pyenv install 3.12 && make setup PYTHON=\"$(pyenv root)/versions/$(pyenv latest 3.12)/bin/python\"",
         "  Debian/Ubuntu: sudo apt install python3.12-venv (if your release has it), then make setup PYTHON=python3.12",
         "  or an installer from https://www.python.org/downloads/",
+        "Without make: run tools/install.py with that Python, inside a venv made with it.",
     ]
     sys.stderr.write("\n".join(lines) + "\n")
     return 1
