@@ -62,6 +62,12 @@ course-local: setup
 course-real: setup
 	$(PY) tools/run_course.py --mode real-loopback $(NB_ARGS)
 
+## Record a notebook's real-model calls into the cassette the course replays offline (agentkit/data/cassettes/):
+## make record NB=notebooks/03b_real_model.ipynb   (SmolLM2 on llama.cpp; MODE=real: your hosted model's LLM_* settings)
+.PHONY: record
+record: setup
+	$(PY) tools/record.py $(if $(MODE),--mode $(MODE)) $(NB)
+
 ## Re-execute the notebooks in place, refreshing the outputs nbval compares against
 ## (one chapter: make notebooks NB=notebooks/07_tree_of_thoughts.ipynb).
 NB ?= notebooks/[0-9]*.ipynb

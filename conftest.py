@@ -15,6 +15,8 @@ import pytest
 # Set while pytest loads this file, before any xdist worker or notebook kernel starts: they inherit it.
 os.environ["AP_MODE"] = "fake"
 os.environ["LLM_API_KEY"] = ""
+# A learner's saved exercise progress never changes what is compared: under tests it stays in the kernel.
+os.environ["AGENTKIT_PROGRESS"] = "off"
 
 # SmolLM2 generates on the CPU in this notebook's kernel: by far the longest unit.
 REAL_MODEL = "03b_real_model.ipynb"

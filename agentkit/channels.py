@@ -96,10 +96,11 @@ def chapter_client(latency_s: float = 0.0):
     that answers with the stand-in, so the cells still go through HTTP and the openai SDK and
     print the same on every machine. Stop the loopback server when done.
     """
-    from .llm import _setting, get_llm
     from .loopback import serve
+    from .modes import get_llm
+    from .settings import setting
 
-    mode = (_setting("AP_MODE") or "fake").strip().lower()
+    mode = (setting("AP_MODE") or "fake").strip().lower()
     if mode == "real":
         return mode, get_llm("real"), None
     if mode == "local":
@@ -113,7 +114,7 @@ def main(argv=None) -> int:
     """Print the channel comparison on the chapter's questions, or time a batch (--bench)."""
     import argparse
 
-    from .llm import get_llm
+    from .modes import get_llm
     from .scripts.native import TASKS
 
     parser = argparse.ArgumentParser(prog="python -m agentkit.channels", description=main.__doc__)

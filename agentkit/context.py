@@ -6,7 +6,9 @@
 1. **Key facts**, a stable block: the sentences that state a number (dates, amounts, counts)
    in the cleaned results of the older steps (`key_facts`; a bare number is kept as
    `Tool[input] = number`), numbered in the order found. Lines are only
-   ever appended, never reordered; duplicates are kept once; at most `max_facts` (oldest dropped).
+   ever appended, never reordered; duplicates are kept once; at most `max_facts`. When facts must
+   go, the least relevant go first (`fact_ranking`): a fact whose number a later Thought used is
+   kept longest, then facts sharing more words with the question; among equals, the oldest goes.
 2. **Older steps, summarised**: one line each, `Step n: Tool[input] -> ...` with the key facts
    it gave (`key fact 3`) or the first `summary_chars` characters of its cleaned result, and
    `(runtime hint)` etc. when the runtime intervened there.
@@ -28,7 +30,7 @@ output. Only what the prompt carries is cleaned.
 Budget: with `budget_tokens`, no prompt (role prompt + user message, counted exactly with
 `agentkit.tokens` the way the chat API bills them) is longer than `budget_tokens`. To fit, in
 this order: the oldest summaries are omitted (one line says which), raw steps become older
-steps (down to one raw step), the oldest key facts are dropped, the last Observation is cut
+steps (down to one raw step), the least relevant key facts are dropped, the last Observation is cut
 shorter (halved, down to `MIN_CHARS`). If even that does not fit, `ValueError` says how
 many tokens the fixed part needs.
 """
@@ -134,6 +136,32 @@ def key_facts(text: str, limit: int = 200) -> list[str]:
             if mine and not any(mine < other for other in numbers)]
 
 
+_WORD = re.compile(r"[a-z]+|\d+(?:[.,]\d+)*")
+# Words too common to say what a question is about.
+STOPWORDS = frozenset("""a an and are as at be by did do does for from had has have how in is it its many much of on
+or over the then to was were what when where which who why with""".split())
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
+
+
+def fact_ranking(facts: list[str], question: str, thoughts: list[str]) -> list[int]:
+    """Indexes of `facts`, least relevant first: the order in which they are dropped.
+
+    A fact whose number a Thought wrote down was used, so it ranks above every other; then more
+    words shared with the question rank higher; among equals the older fact ranks lower.
+    """
+    wanted = _words(question)
+    used = set(_NUMBER.findall(" ".join(thoughts)))
+
+    def rank(index: int) -> tuple:
+        fact = facts[index]
+        return (bool(set(_NUMBER.findall(fact)) & used), len(_words(fact) & wanted), index)
+
+    return sorted(range(len(facts)), key=rank)
+
+
 def _useful(step) -> bool:
     low = step.observation.lower()
     return step.executed and not low.startswith("error:") and not low.startswith(("no results", "no information"))
@@ -185,18 +213,20 @@ class LayeredContext:
             note = " (" + step.intervention.split(")", 1)[0].split("(", 1)[-1] + ")"
         return f"Step {number}: {action} -> {seen}{note}"
 
-    def history(self, trace, raw: int, omitted: int = 0, dropped_facts: int = 0, last_chars: int = 0) -> list[str]:
+    def history(self, trace, raw: int, omitted: int = 0, dropped_facts: int = 0, last_chars: int = 0,
+                question: str = "") -> list[str]:
         """The history parts for one trimming setting (see the module docstring)."""
         numbered = list(enumerate(trace, 1))
         raw = min(raw, len(numbered))
         older, recent = numbered[: len(numbered) - raw], numbered[len(numbered) - raw:]
         facts, by_step = self._facts(older)
-        first_kept = max(len(facts) - self.max_facts, dropped_facts)
+        drop = max(len(facts) - self.max_facts, dropped_facts)
+        dropped = set(fact_ranking(facts, question, [step.thought for step in trace])[:drop]) if drop else set()
         parts = []
-        if facts[first_kept:]:
+        if len(dropped) < len(facts):
             head = "Key facts so far (from tool results, in the order found"
-            head += f"; the first {first_kept} were dropped to save space):" if first_kept else "):"
-            lines = [f"[{i}] {fact}" for i, fact in enumerate(facts, 1) if i > first_kept]
+            head += f"; {len(dropped)} less relevant to the question were dropped to save space):" if dropped else "):"
+            lines = [f"[{i}] {fact}" for i, fact in enumerate(facts, 1) if i - 1 not in dropped]
             parts.append("\n".join([head, *lines]))
         summaries = [self._summary(n, step, by_step.get(n, [])) for n, step in older]
         if summaries:
@@ -229,20 +259,23 @@ class LayeredContext:
             last //= 2
         return settings
 
-    def fit(self, assemble: Callable[[list[str]], list[dict]], trace) -> list[dict]:
-        """The messages of the next call: `assemble(history parts)` for the richest history that fits."""
-        first = assemble(self.history(trace, self.raw_steps))
+    def fit(self, assemble: Callable[[list[str]], list[dict]], trace, question: str = "") -> list[dict]:
+        """The messages of the next call: `assemble(history parts)` for the richest history that fits.
+
+        `question` ranks the key facts when some must be dropped (see `fact_ranking`)."""
+        history = lambda **setting: self.history(trace, question=question, **setting)
+        first = assemble(history(raw=self.raw_steps))
         if self.budget_tokens is None or tokens.count_messages(first) <= self.budget_tokens:
             return first
         settings = self._settings(trace)
-        fits = lambda i: tokens.count_messages(assemble(self.history(trace, **settings[i]))) <= self.budget_tokens
+        fits = lambda i: tokens.count_messages(assemble(history(**settings[i]))) <= self.budget_tokens
         low, high = 1, len(settings) - 1
         if not fits(high):
-            need = tokens.count_messages(assemble(self.history(trace, **settings[high])))
+            need = tokens.count_messages(assemble(history(**settings[high])))
             raise ValueError(
                 f"budget_tokens={self.budget_tokens} is too small: the role prompt, the question and the last "
                 f"step cut to {MIN_CHARS} characters already need {need} tokens")
         while low < high:  # the first setting that fits (sizes shrink along the list)
             middle = (low + high) // 2
             low, high = (low, middle) if fits(middle) else (middle + 1, high)
-        return assemble(self.history(trace, **settings[low]))
+        return assemble(history(**settings[low]))

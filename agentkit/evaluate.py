@@ -38,6 +38,7 @@ from typing import Callable, Optional
 from .batch import run_batch
 from .llm import ledger, ledger_totals
 from .tasks import Task, is_refusal
+from .text import shorten
 
 EXTRA_STEPS = 2
 
@@ -229,7 +230,7 @@ class Report:
         """One line per task."""
         lines = [f"{'task':<22}{'ok':<4}{'steps':>6}{'calls':>6}{'tokens':>8}  {'stop':<14}answer"]
         for r in self.runs:
-            answer = _short(r.error or r.answer, 50)
+            answer = shorten(r.error or r.answer, 50)
             lines.append(f"{r.task_id:<22}{'yes' if r.correct else 'no':<4}{r.steps:>6}{r.calls:>6}"
                          f"{r.total_tokens:>8}  {r.stop_reason:<14}{answer}")
         return "\n".join(lines)
@@ -310,10 +311,10 @@ class Comparison:
         lines = [f"{'':<18}{self.before.name:>18}{self.after.name:>18}"]
         lines += [f"{label:<18}{x:>18}{y:>18}" for label, x, y in rows]
         lines.append(f"broken ({len(self.broken)}): right before, wrong after")
-        lines += [f"  {old.task_id:<22}{_short(old.answer, 24)!r:<28}-> {_short(new.error or new.answer, 40)!r} "
+        lines += [f"  {old.task_id:<22}{shorten(old.answer, 24)!r:<28}-> {shorten(new.error or new.answer, 40)!r} "
                   f"[{new.failure}]" for old, new in self.broken]
         lines.append(f"fixed ({len(self.fixed)}): wrong before, right after")
-        lines += [f"  {old.task_id:<22}{_short(old.error or old.answer, 24)!r:<28}-> {_short(new.answer, 40)!r}"
+        lines += [f"  {old.task_id:<22}{shorten(old.error or old.answer, 24)!r:<28}-> {shorten(new.answer, 40)!r}"
                   for old, new in self.fixed]
         return "\n".join(lines)
 
@@ -327,6 +328,3 @@ def compare(before: Report, after: Report) -> Comparison:
                       [(b, a) for b, a in pairs if a.correct and not b.correct])
 
 
-def _short(text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

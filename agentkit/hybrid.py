@@ -22,10 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from .llm import get_llm
+from .llm import default_llm
 from .plan import Attempt, PlanAndExecuteAgent, PlanPrompts
 from .react import ReActAgent, Step
 from .reflection import parse_verdict
+from .text import shorten
 from .tools import default_executor
 
 # --- plan outside, ReAct inside --------------------------------------------------
@@ -81,7 +82,7 @@ class HybridAgent(PlanAndExecuteAgent):
         return sum(attempt.react_steps for attempt in self.attempts)
 
     def _say(self, record: Attempt) -> None:
-        outcome = f"FAILED ({record.failure})" if record.failure else f"-> {_short(record.result)}"
+        outcome = f"FAILED ({record.failure})" if record.failure else f"-> {shorten(record.result, 100)}"
         print(f"  sub-goal {record.step_number} ({record.react_steps} ReAct steps, {record.tool_calls} tool calls): "
               f"{outcome}")
 
@@ -127,7 +128,7 @@ class ReflectiveReActAgent:
     def __init__(self, llm=None, tools=None, max_steps: int = 5, max_rounds: int = 2) -> None:
         if max_rounds < 1:
             raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
-        self.llm = llm if llm is not None else get_llm()
+        self.llm = llm if llm is not None else default_llm()
         self.tools = tools if tools is not None else default_executor()
         self.max_steps, self.max_rounds = max_steps, max_rounds
         self.rounds: list[Round] = []
@@ -149,7 +150,7 @@ class ReflectiveReActAgent:
             self.steps += len(react.trace)
             if verbose:
                 print(f"round {number}: {len(react.trace)} ReAct steps, {react.stop_reason}, answer "
-                      f"{_short(answer, 60)!r}, verdict {self.rounds[-1].verdict}")
+                      f"{shorten(answer, 60)!r}, verdict {self.rounds[-1].verdict}")
             if self.passed:
                 break
             hints = revision_hints(review, facts)
@@ -157,7 +158,3 @@ class ReflectiveReActAgent:
         self.answer = self.rounds[-1].answer
         return self.answer
 
-
-def _short(text: str, limit: int = 100) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

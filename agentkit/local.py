@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import shutil
 import tempfile
 import threading
 import time
@@ -74,6 +75,8 @@ class LocalServer:
         self.threads = threads or default_threads()
         self.max_tokens = max_tokens
         self.log_path = Path(log_path) if log_path else None
+        self._makes_its_log = log_path is None  # in a fresh temporary folder per start, removed at stop
+        self._own_log_dir: Path | None = None
         self.chat_template = chat_template
         self.process: subprocess.Popen | None = None
         self.address = ""
@@ -92,8 +95,9 @@ class LocalServer:
             return self
         check_server_package()
         model = self.model or model_path()
-        if self.log_path is None:
-            self.log_path = Path(tempfile.mkdtemp(prefix="agentkit-llama-")) / "llama-server.log"
+        if self._makes_its_log:
+            self._own_log_dir = Path(tempfile.mkdtemp(prefix="agentkit-llama-"))
+            self.log_path = self._own_log_dir / "llama-server.log"
         config = {"model": str(model), "n_ctx": self.n_ctx, "threads": self.threads, "max_tokens": self.max_tokens,
                   "chat_template": self.chat_template}
         with open(self.log_path, "ab") as log:
@@ -108,16 +112,21 @@ class LocalServer:
                 status = json.loads(line)
                 break
         if "address" not in status:
-            self.stop()
             reason = status.get("error", "the server process ended before it was ready")
-            raise LLMError(f"The local llama.cpp server did not start: {reason}. Its log:\n{self.log_tail()}")
+            tail = self.log_tail()
+            self.stop()
+            raise LLMError(f"The local llama.cpp server did not start: {reason}. Its log:\n{tail}")
         self.address, self.load_s = status["address"], status["load_s"]
         return self
 
     def stop(self) -> None:
-        """End the child (closing its stdin is the signal) and wait for it; safe to call twice."""
+        """End the child (closing its stdin is the signal) and wait for it; safe to call twice.
+
+        A log folder the server made itself is removed once it has shut down by itself; a `log_path`
+        you gave is kept."""
         process, self.process = self.process, None
         if process is None:
+            self._remove_own_log()
             return
         for pipe in (process.stdin, process.stdout):
             try:
@@ -129,6 +138,13 @@ class LocalServer:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+            return  # a server that had to be killed keeps its log, to be read
+        self._remove_own_log()
+
+    def _remove_own_log(self) -> None:
+        folder, self._own_log_dir = self._own_log_dir, None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def log_tail(self, lines: int = 15) -> str:
         if not self.log_path or not self.log_path.exists():

@@ -173,7 +173,7 @@ def stand_in_replier(llm=None) -> Replier:
     completion requests to `llm.think` on the prompt text.
     """
     if llm is None:
-        from .llm import get_llm
+        from .modes import get_llm
 
         llm = get_llm("fake")
 

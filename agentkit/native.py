@@ -38,7 +38,10 @@ from typing import Optional
 from .llm import AssistantTurn, FunctionCall
 from .parsing import FINISH, Parsed, parse_reply
 from .react import ReActAgent, Step
-from .scripts.native import NATIVE_FALLBACK_MARKER, NATIVE_MARKER  # the phrases the stand-in keys on
+
+# Phrases of the prompts below that identify them (a stand-in model keys on them).
+NATIVE_MARKER = "You are a tool-calling agent"
+NATIVE_FALLBACK_MARKER = "Only the Finish tool is left"
 
 NATIVE_ROLE_PROMPT = f"""{NATIVE_MARKER}: you answer a question by calling the tools you are given, one call per turn.
 Before each call, say in one short sentence what you know and what you do next.

@@ -1,8 +1,8 @@
 """Every paradigm of the course behind one factory signature, for the evaluation harness.
 
 `PARADIGMS[name](extra_steps=0)` returns a fresh agent with its own LLM client (`get_llm()`:
-the stand-in, or the real or local model that AP_MODE names) and its own tools, so runs
-never share a ledger. `extra_steps` widens the paradigm's step budget: ReAct's and
+the stand-in, or the real or local model that AP_MODE names; or the fresh `llm` you pass, such as
+an `agentkit.instruments.NoisyTaskLLM`) and its own tools, so runs never share a ledger. `extra_steps` widens the paradigm's step budget: ReAct's and
 Act-only's `max_steps`, the inner ReAct budget of Plan-and-Execute, of the hybrid and of
 Reflection + ReAct. The hybrid runs each sub-goal on a fresh `agentkit.runtime.Runtime()`
 (chapter 08's guards, with the course's settings). The harness's early-stop review calls it with 2 ("the same agent with two
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .act import ActOnlyAgent
 from .hybrid import HybridAgent, ReflectiveReActAgent
-from .llm import get_llm
+from .modes import get_llm
 from .plan import PlanAndExecuteAgent, PlanAndSolveAgent
 from .react import ReActAgent
 from .rewoo import ReWOOAgent
@@ -33,32 +33,32 @@ def _budget(base: int, extra_steps: int) -> int:
     return budget
 
 
-def make_react(extra_steps: int = 0) -> ReActAgent:
-    return ReActAgent(get_llm(), default_executor(), max_steps=_budget(REACT_STEPS, extra_steps))
+def make_react(extra_steps: int = 0, llm=None) -> ReActAgent:
+    return ReActAgent(llm if llm is not None else get_llm(), default_executor(), max_steps=_budget(REACT_STEPS, extra_steps))
 
 
-def make_act_only(extra_steps: int = 0) -> ActOnlyAgent:
-    return ActOnlyAgent(get_llm(), default_executor(), max_steps=_budget(REACT_STEPS, extra_steps))
+def make_act_only(extra_steps: int = 0, llm=None) -> ActOnlyAgent:
+    return ActOnlyAgent(llm if llm is not None else get_llm(), default_executor(), max_steps=_budget(REACT_STEPS, extra_steps))
 
 
-def make_plan_and_solve(extra_steps: int = 0) -> PlanAndSolveAgent:
-    return PlanAndSolveAgent(get_llm())
+def make_plan_and_solve(extra_steps: int = 0, llm=None) -> PlanAndSolveAgent:
+    return PlanAndSolveAgent(llm if llm is not None else get_llm())
 
 
-def make_plan_and_execute(extra_steps: int = 0) -> PlanAndExecuteAgent:
-    return PlanAndExecuteAgent(get_llm(), default_executor(), react_steps=_budget(PLAN_EXECUTE_STEPS, extra_steps))
+def make_plan_and_execute(extra_steps: int = 0, llm=None) -> PlanAndExecuteAgent:
+    return PlanAndExecuteAgent(llm if llm is not None else get_llm(), default_executor(), react_steps=_budget(PLAN_EXECUTE_STEPS, extra_steps))
 
 
-def make_reflective_react(extra_steps: int = 0) -> ReflectiveReActAgent:
-    return ReflectiveReActAgent(get_llm(), default_executor(), max_steps=_budget(REACT_STEPS, extra_steps))
+def make_reflective_react(extra_steps: int = 0, llm=None) -> ReflectiveReActAgent:
+    return ReflectiveReActAgent(llm if llm is not None else get_llm(), default_executor(), max_steps=_budget(REACT_STEPS, extra_steps))
 
 
-def make_rewoo(extra_steps: int = 0) -> ReWOOAgent:
-    return ReWOOAgent(get_llm(), default_executor())
+def make_rewoo(extra_steps: int = 0, llm=None) -> ReWOOAgent:
+    return ReWOOAgent(llm if llm is not None else get_llm(), default_executor())
 
 
-def make_hybrid(extra_steps: int = 0) -> HybridAgent:
-    return HybridAgent(get_llm(), default_executor(), runtime_factory=Runtime,
+def make_hybrid(extra_steps: int = 0, llm=None) -> HybridAgent:
+    return HybridAgent(llm if llm is not None else get_llm(), default_executor(), runtime_factory=Runtime,
                        react_steps=_budget(HYBRID_STEPS, extra_steps))
 
 

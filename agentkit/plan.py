@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from .llm import ledger
+from .faults import FlakyTool, inject_failure  # noqa: F401 (chapter 04 imports them from here)
+from .llm import default_llm, ledger
 from .tools import ERROR_PREFIX
 
 MAX_PLAN_STEPS = 10
@@ -160,11 +161,7 @@ def step_context(question: str, plan: list[str], done: list[StepResult], index: 
 
 
 def _default_llm(llm):
-    if llm is not None:
-        return llm
-    from .llm import get_llm
-
-    return get_llm()
+    return llm if llm is not None else default_llm()
 
 
 # --- Plan-and-Solve -----------------------------------------------------------
@@ -371,33 +368,3 @@ class PlanAndExecuteAgent:
                 print(f"Replan {self.replans}, the remaining {self.noun}s:\n{numbered(remaining, index + 1)}")
         self.stop_reason, self.answer = "finished", self.results[-1].result
         return self.answer
-
-
-# --- failure injection --------------------------------------------------------
-
-
-class FlakyTool:
-    """A tool with one disease: inputs containing `trigger` raise, the first `failures` times.
-
-    `failures=None` means always (a permanent failure). Wrap a tool of a ToolExecutor
-    with `inject_failure`, so every injected failure shows up in the executor's log.
-    """
-
-    def __init__(self, func: Callable[[str], str], trigger: str, failures: int | None = 1):
-        self.func, self.trigger, self.failures = func, trigger, failures
-        self.failed = 0
-
-    def __call__(self, argument: str) -> str:
-        sick = self.failures is None or self.failed < self.failures
-        if sick and self.trigger.lower() in str(argument).lower():
-            self.failed += 1
-            raise ConnectionError(f"service unavailable (injected failure #{self.failed})")
-        return self.func(argument)
-
-
-def inject_failure(tools, tool_name: str, trigger: str, failures: int | None = 1) -> FlakyTool:
-    """Replace a registered tool by a FlakyTool around it; returns the FlakyTool."""
-    tool = tools.tools[tool_name]
-    flaky = FlakyTool(tool.func, trigger, failures)
-    tools.register(tool.name, flaky, tool.description)
-    return flaky

@@ -8,10 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from .llm import get_llm, ledger
+from .llm import default_llm, ledger
 from .parsing import FINISH, Parsed, parse_reply
-from .scripts.react import FALLBACK_MARKER, REACT_MARKER  # the phrases the stand-in keys on
+from .text import shorten
 from .tools import default_executor
+
+# Phrases of the prompts below that identify them (a stand-in model keys on them).
+REACT_MARKER = "You are a ReAct agent"
+FALLBACK_MARKER = "Tools are now switched off"
 
 ROLE_PROMPT = """You are a ReAct agent: you answer a question by alternating Thought, Action and Observation.
 Each turn, write exactly two lines and then stop:
@@ -89,7 +93,7 @@ class ReActAgent:
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
-        self.llm = llm if llm is not None else get_llm()
+        self.llm = llm if llm is not None else default_llm()
         self.tools = tools if tools is not None else default_executor()
         self.max_steps = max_steps
         self.repeat_fuse = repeat_fuse
@@ -130,7 +134,7 @@ class ReActAgent:
             ]
 
         if self.context is not None:
-            return self.context.fit(assemble, self.trace)
+            return self.context.fit(assemble, self.trace, question)
         return assemble([step.as_history() for step in self.trace])
 
     # --- the loop -----------------------------------------------------------
@@ -193,7 +197,7 @@ class ReActAgent:
         if self.repeat_fuse and last is not None and last.executed and _same_action(last, parsed.action, parsed.argument):
             self.stop_reason = "repeat_fuse"
             step.observation = (
-                f"Stopped by the repeat fuse: {parsed.action}[{_short(parsed.argument, 80)}] was asked for twice "
+                f"Stopped by the repeat fuse: {parsed.action}[{shorten(parsed.argument, 80)}] was asked for twice "
                 "in a row, so the tool was not run again."
             )
             return step, step.observation
@@ -227,20 +231,16 @@ class ReActAgent:
         return [s for s in self.trace if s.invented_observation]
 
 
-def _short(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
 
 def _print_step(number: int, step: Step) -> None:
     print(f"Step {number}")
     if step.thought:
-        print(f"  Thought: {_short(step.thought)}")
+        print(f"  Thought: {shorten(step.thought, 200)}")
     if step.action:
-        print(f"  Action: {step.action}[{_short(step.argument)}]")
+        print(f"  Action: {step.action}[{shorten(step.argument, 200)}]")
     if step.invented_observation:
         print("  (the reply wrote its own Observation: dropped, not run, not re-sent)")
     if step.action != FINISH:
-        print(f"  Observation: {_short(step.observation)}")
+        print(f"  Observation: {shorten(step.observation, 200)}")
     if step.intervention:
-        print(f"  {_short(step.intervention, 300)}")
+        print(f"  {shorten(step.intervention, 300)}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .llm import get_llm
+from .llm import default_llm
 
 WRITER_ROLE = (
     "You write Python code for a task. Reply with the complete code in one ```python "
@@ -102,7 +102,7 @@ class ReflectionAgent:
         if not isinstance(max_iterations, int) or max_iterations < 1:
             raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
         self.max_iterations = max_iterations
-        self.llm = llm if llm is not None else get_llm()
+        self.llm = llm if llm is not None else default_llm()
         self.reviewer_instructions = reviewer_instructions
         self.memory = Memory()
         self.passed = False

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .lessons import LESSON_FIELDS, MAX_TOP_K, Lesson, LessonStore
-from .llm import get_llm, ledger
+from .llm import default_llm, ledger
 from .react import ReActAgent, Step
 
 LESSONS_HEADER = "Lessons from earlier trials (when you apply one, name it in your Thought, e.g. 'Applying L3'):"
@@ -137,7 +137,7 @@ class ReflexionAgent:
             raise ValueError(f"max_trials must be at least 1, got {max_trials}")
         if not 1 <= top_k <= MAX_TOP_K:
             raise ValueError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k}")
-        self.llm = llm if llm is not None else get_llm()
+        self.llm = llm if llm is not None else default_llm()
         self.actor = ReActAgent(self.llm, tools, max_steps=max_steps)
         self.store, self.max_trials, self.top_k, self.evaluator = store, max_trials, top_k, evaluator
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .llm import get_llm, ledger
+from .llm import default_llm, ledger
+from .text import shorten
 from .tools import default_executor
 
 MAX_PLAN_STEPS = 10
@@ -133,7 +134,7 @@ class ReWOOAgent:
     def __init__(self, llm=None, tools=None, max_steps: int = MAX_PLAN_STEPS) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
-        self.llm = llm if llm is not None else get_llm()
+        self.llm = llm if llm is not None else default_llm()
         self.tools = tools if tools is not None else default_executor()
         self.max_steps = max_steps
         self.plan: list[PlanStep] = []
@@ -161,15 +162,11 @@ class ReWOOAgent:
             self.inputs[step.variable] = substitute(step.input, self.evidence)
             self.evidence[step.variable] = self.tools.run(step.tool, self.inputs[step.variable])
             if verbose:
-                print(f"{step.variable} = {step.tool}[{_short(self.inputs[step.variable])}]")
-                print(f"    -> {_short(self.evidence[step.variable])}")
+                print(f"{step.variable} = {step.tool}[{shorten(self.inputs[step.variable], 110)}]")
+                print(f"    -> {shorten(self.evidence[step.variable], 110)}")
         self.answer = answer_from(self.llm.think(self.solver_prompt(question)))
         self.stop_reason = "finished"
         if verbose:
             print(f"Answer: {self.answer}   ({len(ledger(self.llm))} LLM calls in the ledger)")
         return self.answer
 
-
-def _short(text: str, limit: int = 110) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

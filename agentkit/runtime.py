@@ -34,7 +34,9 @@ alone. Each level is injected under the step as a special Observation line,
    what is still missing, and the next thing to look for (from the last checkpoint);
 3. stop: the run ends with `stop_reason` "runtime: <instability>"; the agent then makes its
    finish-fallback call with tools off, and the answer is marked unverified. With
-   `stop=False` the ladder tops out at the redirect.
+   `stop=False` the ladder tops out at the redirect. With `second_signal=True` a repeat is an
+   entry signal, not a verdict: a repeat alone tops out at the redirect, and it stops the run
+   only when a second signal agrees (the same step's result was useless, or drift is flagged).
 
 Every intervention is appended to `agent.interventions` as `Intervention(step, instability,
 level, text)`; every checkpoint to `runtime.states`. The agent is anything with `.trace`
@@ -153,6 +155,7 @@ class Runtime:
     window: int = 3
     checkpoint_every: int = 3
     stop: bool = True
+    second_signal: bool = False  # a repeat stops the run only with a useless result or drift beside it
 
     def __post_init__(self) -> None:
         if not 0 < self.jaccard <= 1:
@@ -183,7 +186,8 @@ class Runtime:
             return None
         number = len(agent.trace)
         text = clean_observation(step.observation)
-        signal = self._repeat(step, agent.trace) or self._useless(step)
+        repeat, useless = self._repeat(step, agent.trace), self._useless(step)
+        signal = repeat or useless
         self._remember(number, step, text, useful=signal is None)
         if self._drift and self._back_on_track(text):
             self._drift = None
@@ -195,7 +199,10 @@ class Runtime:
         if signal is None:
             self.level = 0
             return None
-        self.level = min(self.level + 1, 3 if self.stop else 2)
+        top = 3 if self.stop else 2
+        if self.second_signal and repeat and not useless and not self._drift:
+            top = 2  # similar inputs that keep bringing something new: warn, never kill on that alone
+        self.level = min(self.level + 1, top)
         instability, detail = signal
         text = self._text(instability, detail, step)
         step.intervention = GUARD_LINE.format(level=LEVELS[self.level], text=text)

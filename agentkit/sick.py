@@ -12,7 +12,8 @@ from typing import Callable
 
 from .llm import Rule, ScriptedLLM
 from .parsing import FORMAT_REMINDER
-from .scripts.react import CHECKPOINT_QUESTION, FALLBACK_MARKER, REACT_MARKER, checkpoint_reply, fallback_reply
+from .react import FALLBACK_MARKER, REACT_MARKER
+from .scripts.react import CHECKPOINT_QUESTION, checkpoint_reply, fallback_reply
 from .tools import ERROR_PREFIX, ToolExecutor, calculator
 from .tools import search as _search
 

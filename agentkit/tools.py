@@ -234,11 +234,16 @@ class ToolCall:
     latency_s: float
 
 
+# What a tool does to the world: "read" changes nothing; the others change something outside the run.
+EFFECTS = ("read", "write", "delete", "send")
+
+
 @dataclass
 class Tool:
     name: str
     func: Callable[[str], str]
     description: str
+    effect: str = "read"
 
 
 class ToolExecutor:
@@ -248,16 +253,18 @@ class ToolExecutor:
         self.tools: dict[str, Tool] = {}
         self.log: list[ToolCall] = []
 
-    def register(self, name: str, func: Callable[[str], str], description: str) -> None:
-        """Add a tool; a name equal to an existing one up to case replaces it."""
+    def register(self, name: str, func: Callable[[str], str], description: str, *, effect: str = "read") -> None:
+        """Add a tool; a name equal to an existing one up to case replaces it. `effect` is one of EFFECTS."""
         if not isinstance(name, str) or not re.fullmatch(r"[^\s\[\]]+", name):
             raise ValueError(f"tool name must be one word without spaces or brackets, got {name!r}")
         if not callable(func):
             raise TypeError(f"tool {name} needs a callable, got {type(func).__name__}")
+        if effect not in EFFECTS:
+            raise ValueError(f"tool {name}: effect must be one of {', '.join(EFFECTS)}, got {effect!r}")
         # Lookup ignores case, so two names differing only by case would shadow each other.
         for existing in [n for n in self.tools if n.lower() == name.lower()]:
             del self.tools[existing]
-        self.tools[name] = Tool(name, func, str(description))
+        self.tools[name] = Tool(name, func, str(description), effect)
 
     @property
     def names(self) -> list[str]:

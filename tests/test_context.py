@@ -150,3 +150,56 @@ def test_bad_settings_explain_themselves():
         LayeredContext(observation_chars=10)
     with pytest.raises(ValueError, match="budget_tokens"):
         LayeredContext(budget_tokens=0)
+
+
+# --- which key facts stay when the budget bites ------------------------------------------------
+
+TOWN_FACTS = [  # thirty steps of a long run: every result states numbers, as real web pages do
+    "The Lakeford bakery on Mill Street sells {n} loaves a day and opened in {y}.",
+    "Route {n} buses leave the Lakeford depot every {m} minutes since {y}.",
+    "The {y} census counted {n} households in the Northvale district.",
+    "Lakeford's harbour handled {n} tonnes of cargo in {y}, up {m} percent.",
+    "The library lends {n} books a week and has {m} reading rooms since {y}.",
+]
+
+
+def town_trace(steps: int = 30, thought_of_step: dict | None = None) -> list:
+    """Step 1 finds the one fact the question needs; every later step finds other numbers."""
+    trace = [Step("I look up when the bridge was built.", "Search", "Lakeford old bridge",
+                  "The old stone bridge over the Lake river at Lakeford was completed in 1743.", executed=True)]
+    for i in range(1, steps):
+        text = " ".join(TOWN_FACTS[(i + k) % 5].format(n=100 + 37 * i + k, m=3 + (i + k) % 40, y=1900 + i + k)
+                        for k in range(3))
+        trace.append(Step((thought_of_step or {}).get(i, "I keep reading the town's pages."), "Search",
+                          f"Lakeford page {i}", text, executed=True))
+    return trace
+
+
+BRIDGE = "In which year was the old stone bridge over the Lake river completed?"
+
+
+def test_the_one_early_fact_the_question_needs_survives_a_30_step_run_under_the_default_budget():
+    context = LayeredContext()  # the default budget: 1000 tokens
+    prompt = context.fit(assembler(BRIDGE), town_trace(30), BRIDGE)
+    text = prompt[1]["content"]
+    assert tokens.count_messages(prompt) <= context.budget_tokens
+    assert "less relevant to the question were dropped" in text  # the budget did bite
+    assert "completed in 1743" in text
+
+
+def test_a_fact_a_thought_used_is_kept_before_facts_that_only_share_words():
+    used = "Route 137 buses leave the Lakeford depot every 4 minutes since 1901."  # a fact of step 2
+    trace = town_trace(30, thought_of_step={25: "Route 137 is the one I need."})
+    assert used in trace[1].observation
+    text = LayeredContext().fit(assembler(BRIDGE), trace, BRIDGE)[1]["content"]
+    assert used in text.split("Earlier steps")[0]  # in the key facts, not only in the raw steps
+
+
+def test_without_a_question_the_oldest_facts_go_first_as_before():
+    from agentkit.context import fact_ranking
+
+    facts = ["In 1990 it rained 5 mm.", "In 1991 it rained 6 mm.", "In 1992 it rained 7 mm."]
+    assert fact_ranking(facts, "", []) == [0, 1, 2]
+    assert fact_ranking(facts, "How much rain fell in 1992?", []) == [0, 1, 2]
+    assert fact_ranking(facts, "How much rain fell in 1990?", []) == [1, 2, 0]
+    assert fact_ranking(facts, "How much rain fell in 1990?", ["So 6 mm then."]) == [2, 0, 1]

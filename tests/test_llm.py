@@ -10,9 +10,9 @@ from agentkit.llm import (
     MissingSettingError,
     Rule,
     ScriptedLLM,
-    get_llm,
     ledger_totals,
 )
+from agentkit.modes import get_llm
 
 
 def test_answers_by_content_not_by_order():

@@ -5,15 +5,17 @@ server comes and goes cleanly and usage reaches the ledger. Replies are capped a
 few dozen tokens to keep the set fast.
 
 The agent loops on the real model (chat and few-shot completion) are checked by
-notebooks/03b_real_model.ipynb under nbval, on runs longer than a test would afford:
-the run ends within its limits, one call per step, only real Observations re-sent,
-the few-shot prompt's shape, stop sequences that hold, and a first reply the parser
-reads. Running them here too would pay for the same generations twice.
+notebooks/03b_real_model.ipynb, on runs longer than a test would afford: live under
+`make course-local` (tools/run_course.py --mode local), and replayed from its recorded
+cassette under nbval: the run ends within its limits, one call per step, only real
+Observations re-sent, the few-shot prompt's shape, stop sequences that hold, and a first
+reply the parser reads.
 """
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import urllib.error
 import urllib.request
 from importlib import metadata
@@ -116,7 +118,7 @@ LEARNER_SESSION = """
 import json
 import urllib.request
 from agentkit import local
-from agentkit.llm import get_llm
+from agentkit.modes import get_llm
 
 first, second = get_llm("local"), get_llm("local")
 shared = local.local_server()
@@ -149,5 +151,22 @@ def test_get_llm_local_shares_one_server_and_python_exit_stops_it_cleanly(learne
     if os.path.isdir("/proc"):
         assert not os.path.exists(f"/proc/{seen['pid']}")
     assert not answers(f"{seen['urls'][0]}/models")
-    assert "main loop exited" in Path(seen["log"]).read_text()  # llama.cpp's own shutdown line, in its log file
+    # Its temporary log folder went with it, which happens only when it shut down by itself (a killed
+    # server keeps its log to be read): nothing is left behind in the temporary directory.
+    assert seen["log"] and not Path(seen["log"]).parent.exists()
     assert "llama" not in err  # and nothing sprayed on the learner's stderr
+
+
+def test_a_log_folder_the_server_made_is_removed_when_it_stops_and_a_given_log_is_kept(tmp_path):
+    made = local.LocalServer()
+    made._own_log_dir = Path(tempfile.mkdtemp(prefix="agentkit-llama-"))
+    made.log_path = made._own_log_dir / "llama-server.log"
+    made.log_path.write_text("log")
+    given = local.LocalServer(log_path=tmp_path / "mine.log")
+    given.log_path.write_text("log")
+    for server in (made, given):  # a child that ends when its stdin closes, as the real one does
+        server.process = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        server.stop()
+    assert not made.log_path.parent.exists()
+    assert given.log_path.read_text() == "log"

@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from agentkit.llm import AssistantTurn, FunctionCall, Rule, ScriptedLLM, get_llm
+from agentkit.llm import AssistantTurn, FunctionCall, Rule, ScriptedLLM
+from agentkit.modes import get_llm
 from agentkit.channels import channel_totals, compare_channels
 from agentkit.native import NOT_RUN, NativeReActAgent, format_failures, read_turn, tool_schemas
 from agentkit.react import ReActAgent

@@ -11,7 +11,7 @@ import pytest
 
 from agentkit.native import TOOL_CHAT_TEMPLATE, NativeReActAgent, tool_schemas
 from agentkit.react import ReActAgent
-from agentkit.llm import get_llm
+from agentkit.modes import get_llm
 from agentkit.scripts.react import CHECKPOINT_QUESTION
 from agentkit.tools import default_executor
 

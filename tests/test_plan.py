@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from agentkit.llm import Rule, ScriptedLLM, get_llm
+from agentkit.llm import Rule, ScriptedLLM
+from agentkit.modes import get_llm
 from agentkit.plan import (
     EXECUTOR_ROLE, PLANNER_ROLE, REPLAN_HEADER, STEP_ROLE, Executor, PlanAndExecuteAgent,
     PlanAndSolveAgent, Planner, inject_failure, parse_plan, step_failure,

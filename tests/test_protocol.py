@@ -11,7 +11,7 @@ import pytest
 
 import agentkit
 from agentkit.lessons import LessonStore
-from agentkit.llm import get_llm
+from agentkit.modes import get_llm
 from agentkit.native import NativeReActAgent
 from agentkit.plan import PlanAndExecuteAgent, PlanAndSolveAgent, inject_failure
 from agentkit.react import ReActAgent

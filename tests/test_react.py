@@ -3,7 +3,8 @@ import re
 
 import pytest
 
-from agentkit.llm import Rule, ScriptedLLM, get_llm
+from agentkit.llm import Rule, ScriptedLLM
+from agentkit.modes import get_llm
 from agentkit.parsing import FORMAT_REMINDER, naive_parse, parse_reply
 from agentkit.react import FALLBACK_MARKER, FALLBACK_PROMPT, ROLE_PROMPT, ReActAgent, StopRun
 from agentkit.scripts.react import CHECKPOINT_QUESTION, REACT_MARKER, SAVINGS_QUESTION, SAVINGS_YEARS

@@ -6,7 +6,8 @@ to retry after 1 ms so retries stay fast.
 """
 import pytest
 
-from agentkit.llm import VALID_MODES, LLMError, MissingSettingError, OpenAIChatLLM, get_llm
+from agentkit.llm import LLMError, MissingSettingError, OpenAIChatLLM
+from agentkit.modes import VALID_MODES, get_llm
 from agentkit.local import CompletionLLM
 from agentkit.loopback import Canned, serve
 

@@ -1,7 +1,8 @@
 """Reflection: rounds, the narrow pass verdict, the review carried forward, the hard exit."""
 import pytest
 
-from agentkit.llm import Rule, ScriptedLLM, get_llm, ledger_totals
+from agentkit.llm import Rule, ScriptedLLM, ledger_totals
+from agentkit.modes import get_llm
 from agentkit.reflection import (
     REVIEWER_ROLE,
     WRITER_ROLE,

@@ -2,7 +2,7 @@
 import pytest
 
 from agentkit.lessons import LessonStore
-from agentkit.llm import get_llm
+from agentkit.modes import get_llm
 from agentkit.reflexion import (
     LESSONS_HEADER,
     REFLECTION_MARKER,

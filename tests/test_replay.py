@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from agentkit.llm import get_llm
+from agentkit.modes import get_llm
 from agentkit.loopback import serve
 from agentkit.native import NativeReActAgent
 from agentkit.react import ReActAgent
@@ -91,5 +91,179 @@ def test_a_failed_call_writes_nothing_and_a_missing_cassette_says_how_to_make_on
     assert cassette.read_text() == ""
     with pytest.raises(FileNotFoundError, match="Recorder"):
         ReplayLLM(tmp_path / "absent.jsonl")
+    with pytest.raises(FileNotFoundError, match="Recorder"):
+        ReplayLLM([])  # what AP_MODE=replay gets when no cassette ships
     with pytest.raises(CassetteMiss, match="empty"):
         ReplayLLM(cassette).think("hi")
+
+
+# --- what the red team found, and a notebook's recording -------------------------------------------
+
+import random
+import threading
+import time
+
+from agentkit.llm import CallRecord
+from agentkit.replay import CassetteError, real_or_replay
+
+
+class SharedClient:
+    """A client with a ledger that two workers share: the first call lands in the ledger, then waits
+    until the second call has landed too before it returns."""
+
+    model = "shared"
+
+    def __init__(self):
+        self.calls, self.first_logged, self.second_logged = [], threading.Event(), threading.Event()
+
+    def think(self, messages, temperature=0):
+        prompt = messages[-1]["content"]
+        reply = f"reply to {prompt}"
+        self.calls.append(CallRecord(messages, reply, prompt_tokens=len(prompt) * 100, completion_tokens=1,
+                                     temperature=temperature, latency_s=0))
+        if prompt == "first":
+            self.first_logged.set()
+            assert self.second_logged.wait(5)
+        else:
+            self.second_logged.set()
+        return reply
+
+
+def test_each_call_keeps_its_own_usage_when_workers_share_a_client(tmp_path):
+    client = SharedClient()
+    recorder = Recorder(client, tmp_path / "c.jsonl")
+    first = threading.Thread(target=recorder.think, args=("first",))
+    first.start()
+    assert client.first_logged.wait(5)
+    recorder.think("second!")  # lands in the shared ledger after the first call's entry, before it returns
+    first.join(5)
+
+    lines = [json.loads(line) for line in (tmp_path / "c.jsonl").read_text().splitlines()]
+    usage = {line["request"]["messages"][0]["content"]: line["usage"]["prompt_tokens"] for line in lines}
+    assert usage == {"first": 500, "second!": 700}
+    assert sorted(c.prompt_tokens for c in recorder.calls) == [500, 700]
+
+
+def test_a_second_recorder_on_a_cassette_refuses_instead_of_erasing_it(tmp_path):
+    cassette = tmp_path / "c.jsonl"
+    Recorder(get_llm("fake"), cassette).think("Question: one")
+
+    with pytest.raises(FileExistsError, match="append=True"):
+        Recorder(get_llm("fake"), cassette)
+    assert len(cassette.read_text().splitlines()) == 1  # still there
+    Recorder(get_llm("fake"), cassette, append=True).think("Question: two")
+    replay = ReplayLLM(cassette)
+    assert len(replay.entries) == 2 and replay.think("Question: one") == get_llm("fake").think("Question: one")
+
+
+GOOD = {"request": {"messages": [{"role": "user", "content": "hi"}], "tools": None, "tool_choice": None,
+                    "temperature": 0.0}, "reply": "hello", "tool_calls": [],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "cached_tokens": 0}, "latency_s": 0.1, "model": "m"}
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("reply", 5, "reply is not text"),
+    ("tool_calls", [{"id": "1", "name": "Search"}], "tool_calls"),
+    ("tool_calls", [{"id": "1", "name": "Search", "arguments": {"q": 1}}], "tool_calls"),
+    ("usage", {"prompt_tokens": "ten"}, "usage"),
+    ("usage", [3, 1], "usage"),
+    ("request", {"messages": "hi", "temperature": 0}, "messages"),
+    ("request", {"messages": [{"role": "user", "content": "hi"}], "temperature": "0"}, "temperature"),
+])
+def test_a_malformed_cassette_line_is_refused_at_load_naming_its_line(tmp_path, field, value, says):
+    cassette = tmp_path / "c.jsonl"
+    cassette.write_text(json.dumps(GOOD) + "\n" + json.dumps({**GOOD, field: value}) + "\n")
+    with pytest.raises(CassetteError, match=rf"c.jsonl, line 2: not a recorded call: .*{says}"):
+        ReplayLLM(cassette)
+
+
+def test_a_miss_against_long_recorded_requests_is_quick_and_short(tmp_path):
+    words = "alpha beta gamma delta search page result year born answer".split()
+    rng = random.Random(1)
+    page = lambda: " ".join(rng.choice(words) for _ in range(200))  # noqa: E731
+    recorder = Recorder(get_llm("fake"), tmp_path / "c.jsonl")
+    for i in range(10):
+        recorder.think([{"role": "user", "content": f"Question {i}\n{page()}"}])
+
+    start = time.perf_counter()
+    with pytest.raises(CassetteMiss) as miss:
+        ReplayLLM(tmp_path / "c.jsonl").think([{"role": "user", "content": f"Question 3\n{page()}"}])
+    assert time.perf_counter() - start < 0.5  # it took 4 s, a quadratic diff of every recorded request
+    assert "-[user] Question 3" not in str(miss.value) and "[user] Question 3" in str(miss.value)
+    assert "more characters)" in str(miss.value) and "first difference is at character" in str(miss.value)
+    assert len(str(miss.value)) < 2000
+
+
+def test_a_completion_style_client_replays_with_what_it_really_sent(tmp_path):
+    class Completion:  # renders the chat as one text, as agentkit.local.CompletionLLM does
+        model = "completion"
+
+        def __init__(self):
+            self.calls = []
+
+        def think(self, messages, temperature=0):
+            sent = [{"role": "prompt", "content": "EXAMPLES\n" + messages[-1]["content"] + "\nThought:"}]
+            self.calls.append(CallRecord(sent, "Thought: x", 9, 2, temperature, 0))
+            return "Thought: x"
+
+    recorder = Recorder(Completion(), tmp_path / "c.jsonl", name="few-shot")
+    recorder.think("Question: one")
+    replay = ReplayLLM(tmp_path / "c.jsonl", name="few-shot")
+    assert replay.think("Question: one") == "Thought: x"
+    assert replay.calls[0].prompt == recorder.calls[0].prompt == "EXAMPLES\nQuestion: one\nThought:"
+    with pytest.raises(CassetteMiss, match=r"\[llm\] few-shot"):  # another LLM's calls on the same cassette
+        ReplayLLM(tmp_path / "c.jsonl").think("Question: one")
+
+
+def test_a_notebook_replays_its_cassette_unless_the_mode_is_live_and_a_miss_says_how_to_record(
+        tmp_path, monkeypatch, capsys):
+    import agentkit.replay as replay_module
+
+    cassette = tmp_path / "nb.jsonl"
+    monkeypatch.setattr(replay_module, "cassette_path", lambda notebook: cassette)
+    monkeypatch.setenv("AP_RECORD", str(cassette))
+    recording = real_or_replay("nb", live=lambda: get_llm("fake"), mode="local")
+    live_reply = recording.think("Question: one")
+    assert isinstance(recording, Recorder) and "recording the live model" in capsys.readouterr().out
+    stamp = json.loads(cassette.read_text().splitlines()[0])["stamp"]
+    assert stamp["notebook"] == "nb" and stamp["model"] == "scripted-stand-in" and "llama.cpp" in stamp["server"]
+    assert stamp["command"] == "make record NB=notebooks/nb.ipynb"
+
+    monkeypatch.delenv("AP_RECORD")
+    started = []
+    for mode in ("local", "real"):
+        assert real_or_replay("nb", live=lambda: started.append(1) or get_llm("fake"), mode=mode) is not None
+    assert len(started) == 2
+    for mode in ("fake", "replay"):
+        replay = real_or_replay("nb", live=lambda: started.append(1), mode=mode)
+        assert isinstance(replay, ReplayLLM) and replay.think("Question: one") == live_reply
+    assert len(started) == 2  # replay never starts the live model
+    out = capsys.readouterr().out
+    assert f"replaying scripted-stand-in as recorded on {stamp['recorded']}" in out
+    with pytest.raises(CassetteMiss, match="notebook nb.*AP_MODE=local.*make record NB=notebooks/nb.ipynb"):
+        replay.think("Question: two")
+
+
+def test_the_shipped_cassette_of_03b_is_stamped_and_answers_both_of_its_models():
+    from agentkit.replay import cassette_path
+
+    replay = ReplayLLM(cassette_path("03b_real_model"))
+    assert {"notebook", "model", "server", "recorded", "command"} <= set(replay.stamp)
+    assert replay.stamp["model"] == "SmolLM2-135M-Instruct" and "llama.cpp" in replay.stamp["server"]
+    names = [entry["request"].get("llm", "") for entry in replay.entries]
+    assert names.count("") == 3 and names.count("few-shot") == 3
+    assert all("sent" in e for e in replay.entries if e["request"].get("llm")), "the few-shot text as sent"
+
+
+def test_ap_mode_replay_answers_from_the_shipped_cassettes(monkeypatch):
+    from agentkit.tools import default_executor
+
+    monkeypatch.setenv("AP_MODE", "replay")
+    llm = get_llm()
+    assert isinstance(llm, ReplayLLM) and llm.model == "SmolLM2-135M-Instruct"
+    agent = ReActAgent(llm, default_executor(), max_steps=3)
+    agent.run(CHECKPOINT_QUESTION, verbose=False)  # 03b's chat run, as SmolLM2 answered it
+    assert agent.stop_reason == "max_steps" and len(llm.calls) == 3
+    assert llm.calls[0].reply.startswith("There are 365 days in 2024.")
+    with pytest.raises(CassetteMiss, match="03b_real_model"):
+        ReActAgent(llm, default_executor(), max_steps=4).run(CHECKPOINT_QUESTION, verbose=False)

@@ -4,7 +4,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from agentkit.llm import Rule, ScriptedLLM, get_llm
+from agentkit.llm import Rule, ScriptedLLM
+from agentkit.modes import get_llm
 from agentkit.react import REACT_MARKER, ReActAgent, Step
 from agentkit.runtime import (
     CHECKPOINT_MARKER, DRIFT, REPEAT, USELESS, Runtime, jaccard, parse_state, useless_reason, words,

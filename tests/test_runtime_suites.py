@@ -166,3 +166,36 @@ def test_context_callback_explains_bad_values(settings, message):
     with pytest.raises(ValueError, match=message):
         panel.show_context(**settings)
     plt.close("all")
+
+
+# --- the held-out suite and the second-signal design ------------------------------------------------
+
+HELDOUT = load_suite("heldout")
+
+
+def test_the_held_out_suite_is_new_legitimate_work_of_kinds_the_tuning_suite_lacks():
+    kinds = {task.category for task in HELDOUT}
+    assert len(HELDOUT) >= 8
+    assert kinds == {"paging through results", "checking a fact twice on purpose", "a slow-converging search"}
+    assert not kinds & {task.category for task in LEGIT}
+    assert not {task.id for task in HELDOUT} & {task.id for task in LEGIT + SICK}
+    plain = run_suite(HELDOUT)
+    assert all(run.correct and run.verified for run in plain), [run.task.id for run in plain if not run.correct]
+
+
+def test_a_repeat_alone_stops_a_slow_converging_search_and_a_second_signal_design_does_not():
+    reservoir = next(task for task in HELDOUT if task.id == "reservoir-slow-search")
+    alone, = run_suite([reservoir], Runtime())
+    agreed, = run_suite([reservoir], Runtime(second_signal=True))
+    assert alone.killed and not alone.correct
+    assert [n.instability for n in alone.interventions] == ["repeated parameters"] * 3
+    assert not agreed.killed and agreed.correct
+    assert max(n.level for n in agreed.interventions) == 2  # it was warned, up to the redirect, never stopped
+
+
+def test_the_second_signal_design_still_stops_a_loop_whose_results_bring_nothing_new():
+    paraphrases = next(task for task in SICK if task.id == "paraphrases")
+    run, = run_suite([paraphrases], Runtime(second_signal=True))
+    assert run.killed
+    read_twice = next(task for task in HELDOUT if task.id == "two-years-read-twice")
+    assert run_suite([read_twice], Runtime(jaccard=0.3, second_signal=True))[0].killed  # two signals do agree there

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from agentkit.llm import get_llm
+from agentkit.modes import get_llm
 from agentkit.react import ReActAgent
 from agentkit.scripts.key_paths import gold_in, key_calls
 from agentkit.tasks import CATEGORIES, Task, is_refusal, last_number, load_tasks

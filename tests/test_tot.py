@@ -8,7 +8,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from agentkit.game24 import can_make_24, hardest, legal_moves, verify  # noqa: E402
-from agentkit.llm import Rule, ScriptedLLM, get_llm  # noqa: E402
+from agentkit.llm import Rule, ScriptedLLM  # noqa: E402
+from agentkit.modes import get_llm
 from agentkit.scripts.tot import stand_in  # noqa: E402
 from agentkit.tot import (  # noqa: E402
     PROPOSE_MARKER,
@@ -274,7 +275,7 @@ def test_the_panel_callback_runs_over_its_whole_range(values, capsys):
     results, chain, tree = tot_run(**values, puzzles=[(4, 4, 7, 7), (1, 1, 1, 1), (3, 4, 4, 10)])
     text = capsys.readouterr().out
     assert len(results) == len(chain) == 3 and not results[1].solved
-    assert f"k={values['k']}, b={values['b']}" in text and "single chain" in text
+    assert f"k={values['k']}, b={values['b']}" in text and "random path" in text
     assert max(n.depth for n in tree.nodes) == values["depth"]
     assert len(plt.get_fignums()) == len(before) + 1
     plt.close("all")

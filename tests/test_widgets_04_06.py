@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from agentkit.llm import LedgerLLM, get_llm
+from agentkit.llm import LedgerLLM
+from agentkit.modes import get_llm
 from agentkit.react import ReActAgent
 from agentkit.scripts.plan import YEARS_QUESTION
 from agentkit.tools import default_executor

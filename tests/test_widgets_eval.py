@@ -63,6 +63,7 @@ def test_every_category_filters_the_tasks(category):
     (("Chain of thought", 0, "all"), "paradigm must be one of"),
     (("ReAct", 5, "all"), "budget_change must be one of"),
     (("ReAct", 0, "trivia"), "category must be one of"),
+    (("ReAct", 0, "all", 0.7), "error_rate must be one of"),
 ])
 def test_a_bad_value_is_a_clear_value_error(values, message):
     with pytest.raises(ValueError, match=message):
@@ -75,3 +76,18 @@ def test_with_a_real_model_the_panel_runs_a_few_tasks_without_the_review(monkeyp
     monkeypatch.setattr(panel, "get_llm", lambda: object())  # anything but the stand-in
     report = evaluation_report("Act-only", 0, "multi-hop")
     assert report.summary.tasks == panel.REAL_MODEL_TASKS and not report.reviewed
+
+
+def test_the_error_slider_turns_up_the_stand_ins_knobs_and_costs_success():
+    clean = evaluation_report("Hybrid", 0, "all")
+    noisy = evaluation_report("Hybrid", 0, "all", 0.2)
+    assert noisy.summary.success_rate < clean.summary.success_rate == 1.0
+    assert "errors 20% per reply" in noisy.name
+
+
+def test_the_error_knobs_are_refused_for_a_real_model(monkeypatch):
+    import agentkit.widgets.evaluate as panel
+
+    monkeypatch.setattr(panel, "get_llm", lambda: object())
+    with pytest.raises(ValueError, match="belong to the stand-in"):
+        evaluation_report("ReAct", 0, "multi-hop", 0.1)

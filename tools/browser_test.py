@@ -15,7 +15,11 @@
    "Cannot run with these values" may show no chart, but every panel must draw on most clicks,
    except a text-only one (run_panel(charts=False)), which must show no chart at all.
    A viewport screenshot per notebook (and one per panel click) goes to build/browser/.
-3. Opens the static site (build/site, `make site`): every page loads and every image loads.
+3. Check yourself: in every notebook, each multiple-choice question is answered wrong (the feedback
+   must say so) and then right (the feedback must say so and explain the others); in the notebooks
+   of EXERCISE_EDITS, a coding exercise's cell is rewritten as a learner would, wrong first, then
+   right, run with Shift+Enter, and its printed feedback checked each time.
+4. Opens the static site (build/site, `make site`): every page loads and every image loads.
 
 Chromium is /usr/bin/chromium (Debian's `apt-get install chromium`; set CHROMIUM to use another),
 never a browser that playwright downloads.
@@ -286,7 +290,8 @@ def click_run(page, panel, where: str, failures: Failures) -> dict:
 
 def check_panels(page, name: str, clicks: int, failures: Failures) -> int:
     # run_panel's button is the panel's one primary button (its label varies: "Run", "Inject and run").
-    buttons = page.locator(".jp-OutputArea-output button.widget-button.mod-primary")
+    buttons = page.locator(".jp-OutputArea-output :is(.agentkit-panel-charts, .agentkit-panel-text) "
+                           "button.widget-button.mod-primary")
     count = buttons.count()
     for number in range(count):
         panel = buttons.nth(number).locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
@@ -308,6 +313,74 @@ def check_panels(page, name: str, clicks: int, failures: Failures) -> int:
         if not text_only and drawn < (clicks + 1) // 2:
             failures.add(f"{name} panel {number + 1}", f"drew charts on only {drawn} of {clicks} clicks")
     return count
+
+
+# A coding exercise rewritten in the browser: (the check's id, a wrong answer and the words its feedback must
+# hold, a right answer and the words its feedback must hold). Each answer is one line: it is inserted as text.
+EXERCISE_EDITS = {
+    "03_when_react_loops": [(
+        "03.fuse",
+        'my_fuse = lambda actions: len(actions) > 1 and actions[-1] == actions[-2]\ncheck("03.fuse", my_fuse)',
+        ["not yet", "a stutterer's third step", "hint:"],
+        'key = lambda a: (a[0].lower(), " ".join(a[1].split()).casefold())\n'
+        'my_fuse = lambda actions: key(actions[-1]) in [key(a) for a in actions[-3:-1]]\ncheck("03.fuse", my_fuse)',
+        ["correct", "ledgers"],
+    )],
+}
+
+
+def wait_for_text(locator, words: list, timeout_s: float = 60) -> str:
+    """The locator's text once it holds every word, or what it held at the deadline."""
+    deadline, text = time.time() + timeout_s, ""
+    while time.time() < deadline:
+        text = locator.inner_text() if locator.count() else ""
+        if all(word in text for word in words):
+            return text
+        time.sleep(0.3)
+    return text
+
+
+def check_quizzes(page, name: str, failures: Failures) -> int:
+    """Answer every question wrong, then right, by clicking, and read the feedback each time."""
+    from agentkit.exercises import _find  # the answer key: the browser plays a learner who knows it
+
+    boxes = page.locator(".jp-OutputArea-output .agentkit-quiz")
+    for number in range(boxes.count()):
+        box = boxes.nth(number)
+        box.scroll_into_view_if_needed()
+        qid = box.evaluate("b => [...b.classList].find(c => /^agentkit-quiz-./.test(c))")
+        qid = qid.removeprefix("agentkit-quiz-").replace("-", ".", 1)
+        right = _find("question", qid).answer
+        wrong = next(letter for letter in _find("question", qid).options if letter != right)
+        feedback = box.locator(".widget-html").last
+        for letter, words in ((wrong, ["is not it", "Try again"]), (right, ["is right", "The others"])):
+            box.locator("label", has_text=f"{letter}) ").first.click()
+            box.locator("button", has_text="Check").click()
+            seen = wait_for_text(feedback, words, 30)
+            if not all(word in seen for word in words):
+                failures.add(f"{name} {qid}", f"answered {letter}): expected {words}, saw {seen[:200]!r}")
+        box.screenshot(path=str(OUT / f"{name}-{qid}.png"))
+        print(f"  question {qid}: wrong then right, feedback seen", flush=True)
+    return boxes.count()
+
+
+def check_exercise_edits(page, name: str, failures: Failures) -> int:
+    """Rewrite coding exercises as a learner would (wrong, then right), run each, read the feedback."""
+    edits = EXERCISE_EDITS.get(name, [])
+    for exercise, wrong, wrong_words, right, right_words in edits:
+        cell = page.locator(".jp-Notebook .jp-CodeCell", has_text=f'check("{exercise}"').first
+        for code, words in ((wrong, wrong_words), (right, right_words)):
+            cell.scroll_into_view_if_needed()
+            cell.locator(".jp-InputArea-editor").click()
+            page.keyboard.press("Control+a")
+            page.keyboard.insert_text(code)  # as text: no auto-indent, no auto-closed brackets
+            page.keyboard.press("Shift+Enter")
+            seen = wait_for_text(cell.locator(".jp-OutputArea"), words, 90)
+            if not all(word in seen for word in words):
+                failures.add(f"{name} {exercise}", f"expected {words} in the feedback, saw {seen[:300]!r}")
+            cell.screenshot(path=str(OUT / f"{name}-{exercise}-{'right' if code is right else 'wrong'}.png"))
+        print(f"  exercise {exercise}: rewritten wrong, then right, feedback seen", flush=True)
+    return len(edits)
 
 
 def check_site(browser, site: Path, failures: Failures) -> int:
@@ -365,7 +438,7 @@ def main(argv=None) -> int:
     shutil.copytree(ROOT / "notebooks", course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     lab, base, token = start_lab(course, scratch)
     url = base + f"/lab/tree/{{name}}?token={token}&reset"
-    panels = images = 0
+    panels = images = questions = edits = 0
     try:
         print(f"JupyterLab at {base}, settings at their defaults: commsOverSubshells = {comms_setting(base, token)}")
         with sync_playwright() as pw:
@@ -383,6 +456,8 @@ def main(argv=None) -> int:
                     run_all(page, name, course / path.name, failures)
                     found = check_panels(page, name, args.clicks, failures)
                     panels += found
+                    questions += check_quizzes(page, name, failures)
+                    edits += check_exercise_edits(page, name, failures)
                     if not found:
                         page.locator(".jp-Notebook .jp-Cell").last.scroll_into_view_if_needed()
                 except PlaywrightTimeout as e:
@@ -401,7 +476,8 @@ def main(argv=None) -> int:
             lab.kill()
         shutil.rmtree(scratch, ignore_errors=True)
     elapsed = time.perf_counter() - started
-    print(f"{len(notebooks)} notebooks, {panels} panels x {args.clicks} clicks, site images checked: {images}; "
+    print(f"{len(notebooks)} notebooks, {panels} panels x {args.clicks} clicks, {questions} questions and "
+          f"{edits} coding exercises answered wrong then right, site images checked: {images}; "
           f"{elapsed:.0f} s; screenshots in {OUT}")
     if failures:
         print(f"FAILED ({len(failures)}):\n  " + "\n  ".join(failures))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import importlib
 
-from ..llm import Rule
+from ..scripted import Rule
 
 # Each module exposes RULES: list[Rule]. Order matters only within a module.
-CHAPTER_SCRIPTS = ["basics", "react", "plan", "reflection", "reflexion", "tot", "runtime", "local", "native", "tasks"]
+CHAPTER_SCRIPTS = ["basics", "react", "plan", "reflection", "reflexion", "tot", "runtime", "native", "tasks", "world"]
 
 
 def course_script() -> list[Rule]:

@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ..llm import AssistantTurn, FunctionCall, Rule, ScriptedLLM
+from ..native import NATIVE_FALLBACK_MARKER, NATIVE_MARKER
+from ..protocol import AssistantTurn, FunctionCall
+from ..scripted import Rule, ScriptedLLM
 from .react import CHECKPOINT_QUESTION, REACT_MARKER
 
-NATIVE_MARKER = "You are a tool-calling agent"  # the first words of agentkit.native.NATIVE_ROLE_PROMPT
-NATIVE_FALLBACK_MARKER = "Only the Finish tool is left"  # a sentence of agentkit.native.NATIVE_FALLBACK_PROMPT
 
 
 @dataclass

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import re
 
-from ..llm import Rule
+from ..react import FALLBACK_MARKER, REACT_MARKER  # noqa: F401 (the rules key on the agent's own phrases)
+from ..scripted import Rule
 
-REACT_MARKER = "You are a ReAct agent"  # the first words of agentkit.react.ROLE_PROMPT
-FALLBACK_MARKER = "Tools are now switched off"  # a sentence of agentkit.react.FALLBACK_PROMPT
 
 CHECKPOINT_QUESTION = (
     "How many days are there from the year Steve Jobs was born to 2024, counting 365 days per year?"

@@ -6,7 +6,9 @@ chosen category, without the early-stop review, and says so: a whole batch would
 from __future__ import annotations
 
 from ..evaluate import Report, evaluate
-from ..llm import ScriptedLLM, get_llm
+from ..instruments import NoisyTaskLLM
+from ..llm import ScriptedLLM
+from ..modes import get_llm
 from ..paradigms import PARADIGMS
 from ..tasks import CATEGORIES, load_tasks
 from . import run_panel
@@ -14,26 +16,38 @@ from . import run_panel
 BUDGET_CHANGES = list(range(-3, 3))  # added to every step budget; -3 keeps every budget at 1 or more
 CATEGORY_CHOICES = ["all", *CATEGORIES]
 REAL_MODEL_TASKS = 3
+ERROR_RATES = [0.0, 0.05, 0.1, 0.2, 0.3]  # the stand-in's error knobs (agentkit.instruments), all at this rate
 
 
-def evaluation_report(paradigm: str = "ReAct", budget_change: int = 0, category: str = "multi-hop") -> Report:
-    """The harness's report for one paradigm, its step budgets moved by `budget_change`, on one category."""
+def evaluation_report(paradigm: str = "ReAct", budget_change: int = 0, category: str = "multi-hop",
+                      error_rate: float = 0.0) -> Report:
+    """The harness's report for one paradigm, its step budgets moved by `budget_change`, on one category.
+
+    `error_rate` turns up the stand-in's error knobs (misread, forget, invent, format), seed 0."""
     if paradigm not in PARADIGMS:
         raise ValueError(f"paradigm must be one of {', '.join(PARADIGMS)}, got {paradigm!r}")
     if budget_change not in BUDGET_CHANGES:
         raise ValueError(f"budget_change must be one of {BUDGET_CHANGES}, got {budget_change!r}")
     if category not in CATEGORY_CHOICES:
         raise ValueError(f"category must be one of {', '.join(CATEGORY_CHOICES)}, got {category!r}")
+    if error_rate not in ERROR_RATES:
+        raise ValueError(f"error_rate must be one of {ERROR_RATES}, got {error_rate!r}")
     tasks = [t for t in load_tasks() if category in ("all", t.category)]
     offline = isinstance(get_llm(), ScriptedLLM)
     if not offline:
+        if error_rate:
+            raise ValueError("the error knobs belong to the stand-in; a real model brings its own errors "
+                             "(set the error rate to 0, or AP_MODE=fake)")
         tasks = tasks[:REAL_MODEL_TASKS]
     make = PARADIGMS[paradigm]
 
     def make_agent(extra_steps: int = 0):
-        return make(extra_steps + budget_change)
+        llm = NoisyTaskLLM(error_rate) if error_rate else None
+        return make(extra_steps + budget_change, llm=llm)
 
     name = paradigm if not budget_change else f"{paradigm} ({budget_change:+d} steps)"
+    if error_rate:
+        name += f", errors {error_rate:.0%} per reply"
     return evaluate(make_agent, tasks, progress=False, name=name, review=offline)
 
 
@@ -71,9 +85,10 @@ def summary_text(report: Report) -> str:
     ])
 
 
-def show_evaluation(paradigm: str = "ReAct", budget_change: int = 0, category: str = "multi-hop") -> Report:
+def show_evaluation(paradigm: str = "ReAct", budget_change: int = 0, category: str = "multi-hop",
+                    error_rate: float = 0.0) -> Report:
     """The panel's callback: run, print the summary and the early-stop review, draw the charts."""
-    report = evaluation_report(paradigm, budget_change, category)
+    report = evaluation_report(paradigm, budget_change, category, error_rate)
     print(summary_text(report))
     print()
     print(report.early_stop_review())
@@ -90,6 +105,8 @@ def evaluation_panel():
             "paradigm": widgets.Dropdown(options=list(PARADIGMS), value="ReAct", description="paradigm"),
             "budget_change": widgets.Dropdown(options=BUDGET_CHANGES, value=0, description="step budget change"),
             "category": widgets.Dropdown(options=CATEGORY_CHOICES, value="multi-hop", description="tasks"),
+            "error_rate": widgets.SelectionSlider(options=ERROR_RATES, value=0.0,
+                                                  description="stand-in errors per reply"),
         },
         show_evaluation,
     )

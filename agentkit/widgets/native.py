@@ -10,14 +10,11 @@ from ..llm import ledger
 from ..native import NativeReActAgent, format_failures
 from ..scripts.native import DISEASES, sick_tool_caller
 from ..scripts.react import CHECKPOINT_QUESTION
+from ..text import shorten
 from . import run_panel
 
 MAX_STEPS_RANGE = (1, 8)
 
-
-def _short(text: str, limit: int = 70) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def sent_calls(step) -> str:
@@ -46,17 +43,17 @@ def show_native(disease: str = "arguments not JSON", recovers: bool = True, max_
     failures = format_failures(ledger(agent.llm), "native", agent.tools)
     print(f"disease: {disease}; {'recovers after feedback' if recovers else 'never learns'}; max_steps={max_steps}")
     for number, (step, failed) in enumerate(zip(agent.trace, failures), 1):
-        print(f"{number}. sent: {_short(sent_calls(step))}")
+        print(f"{number}. sent: {shorten(sent_calls(step), 70)}")
         if failed:
-            print(f"   format failure, fed back: {_short(step.observation, 90)}")
+            print(f"   format failure, fed back: {shorten(step.observation, 90)}")
         elif step.action == "Finish":
             print(f"   Finish: {step.argument}")
         else:
             ran = "ran" if step.executed else "not run"
-            print(f"   {step.action} {ran}: {_short(step.observation)}")
+            print(f"   {step.action} {ran}: {shorten(step.observation, 70)}")
     counts = {"LLM calls": len(agent.run_calls), "format failures": sum(failures),
               "tool runs": len(agent.run_tool_calls)}
-    print(f"stop reason: {agent.stop_reason}; answer: {_short(agent.answer, 80)}")
+    print(f"stop reason: {agent.stop_reason}; answer: {shorten(agent.answer, 80)}")
     print(", ".join(f"{name}: {value}" for name, value in counts.items()) + "  (from the ledgers)")
 
     ax = plt.subplots(figsize=(5, 2.8))[1]

@@ -6,7 +6,8 @@ writes no JSON list). With a real model the run is capped (REAL_MODEL_LIMITS) an
 """
 from __future__ import annotations
 
-from ..llm import ScriptedLLM, get_llm, ledger, ledger_totals
+from ..llm import ScriptedLLM, ledger, ledger_totals
+from ..modes import get_llm
 from ..plan import PlanAndExecuteAgent, inject_failure, numbered
 from ..scripts.plan import YEARS_QUESTION, YEARS_TOOL_CALLS
 from ..tools import default_executor

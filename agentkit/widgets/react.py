@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..react import ReActAgent, Step
 from ..sick import DISEASES, QUESTION
+from ..text import shorten
 from . import run_panel
 
 MAX_STEPS_RANGE = (1, 20)
@@ -33,18 +34,14 @@ class FailureReport:
         lines = [f"{self.disease}: {DISEASES[self.disease].symptom}",
                  f"max_steps={self.max_steps}, repeat fuse {'on' if self.repeat_fuse else 'off'}"]
         for number, step in enumerate(self.trace, 1):
-            action = f"{step.action}[{_short(step.argument)}]" if step.action else "(no action)"
-            seen = "" if step.action == "Finish" else f" -> {_short(step.observation)}"
+            action = f"{step.action}[{shorten(step.argument, 60)}]" if step.action else "(no action)"
+            seen = "" if step.action == "Finish" else f" -> {shorten(step.observation, 60)}"
             mark = " [invented Observation dropped]" if step.invented_observation else ""
             lines.append(f"  {number:>2}. {action}{seen}{mark}")
-        lines.append(f"stop reason: {self.stop_reason}; answer: {_short(self.answer, 90)}")
+        lines.append(f"stop reason: {self.stop_reason}; answer: {shorten(self.answer, 90)}")
         lines.append(f"LLM calls: {self.llm_calls}, tool calls: {self.tool_calls}, prompt tokens: {self.prompt_tokens}")
         return "\n".join(lines)
 
-
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _sick_run(disease: str, max_steps: int, repeat_fuse: bool) -> ReActAgent:

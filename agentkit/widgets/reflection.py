@@ -7,7 +7,8 @@ prompt carried, and what re-sending every earlier one would have cost instead.
 """
 from __future__ import annotations
 
-from ..llm import ScriptedLLM, get_llm, ledger, ledger_totals
+from ..llm import ScriptedLLM, ledger, ledger_totals
+from ..modes import get_llm
 from ..reflection import ReflectionAgent, cost_per_round, is_writer_call
 from ..scripts.reflection import strictness_instructions
 from ..tokens import count_tokens

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..lessons import LessonStore
-from ..llm import ScriptedLLM, get_llm
+from ..llm import ScriptedLLM
+from ..modes import get_llm
 from ..reflexion import ReflexionAgent, ReflexionResult, confidence_by_trial
 from ..scripts.reflexion import TURING_QUESTION
 from . import run_panel

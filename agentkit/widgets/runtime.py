@@ -12,15 +12,12 @@ from itertools import accumulate
 from ..context import LayeredContext
 from ..runtime import CHECKPOINT_MARKER, Runtime
 from ..runtime_suites import Outcome, load_suite, outcome, run_task, task_by_id
+from ..text import shorten
 from . import run_panel
 
 JACCARD_RANGE, WINDOW_RANGE, CHECKPOINT_RANGE, MAX_STEPS_RANGE = (0.1, 1.0), (1, 6), (0, 6), (3, 30)
 BUDGET_RANGE, RAW_RANGE, CHARS_RANGE, STEPS_RANGE = (0, 3000), (0, 5), (80, 2000), (5, 30)
 
-
-def _short(text: str, limit: int = 70) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _integer_ticks(ax, axis: str = "y") -> None:
@@ -50,17 +47,17 @@ class GuardReport:
         lines = [f"{run.task.suite} run, {run.task.category}: {run.task.question}"]
         states = {s.step: s for s in (agent.runtime.states if agent.runtime else [])}
         for number, step in enumerate(agent.trace, 1):
-            action = f"{step.action}[{_short(step.argument, 50)}]" if step.action else "(no action)"
-            seen = "" if step.action == "Finish" else f" -> {_short(step.observation, 50)}"
+            action = f"{step.action}[{shorten(step.argument, 50)}]" if step.action else "(no action)"
+            seen = "" if step.action == "Finish" else f" -> {shorten(step.observation, 50)}"
             lines.append(f"  {number:>2}. {action}{seen}")
             if number in states:
                 s = states[number]
                 lines.append(f"      checkpoint: found {len(s.found)}, missing {len(s.missing)}"
                              + ("" if s.readable else " (unreadable)"))
             for note in (i for i in run.interventions if i.step == number):
-                lines.append(f"      runtime {note.kind} ({note.instability}): {_short(note.text, 110)}")
+                lines.append(f"      runtime {note.kind} ({note.instability}): {shorten(note.text, 110)}")
         unverified = " (unverified)" if agent.unverified else ""
-        lines.append(f"stop reason: {run.stop_reason}; answer{unverified}: {_short(run.answer, 60)}; correct: {run.correct}")
+        lines.append(f"stop reason: {run.stop_reason}; answer{unverified}: {shorten(run.answer, 60)}; correct: {run.correct}")
         for label, r in (("max_steps only", self.baseline), ("as configured", run)):
             lines.append(f"{label:15}: {r.calls} LLM calls ({r.checkpoint_calls} checkpoints), "
                          f"{r.tool_calls} tool calls, {r.prompt_tokens} prompt tokens, stop: {r.stop_reason}")
@@ -193,7 +190,7 @@ def show_context(raw_steps: int = 2, observation_chars: int = 600, budget_tokens
         tokens = [c.prompt_tokens for c in agent.run_calls]
         totals[label] = sum(tokens)
         print(f"{label:15}: {len(tokens)} calls, {sum(tokens)} prompt tokens (largest call {max(tokens)}), "
-              f"stop: {agent.stop_reason}, answer: {_short(agent.answer, 40)}, correct: {task.check(agent.answer)}")
+              f"stop: {agent.stop_reason}, answer: {shorten(agent.answer, 40)}, correct: {task.check(agent.answer)}")
     print(f"layered / full = {totals['LayeredContext'] / totals['full replay']:.1%}")
     plot_token_race(full, layered, budget=budget_tokens or None)
     return full, layered

@@ -12,7 +12,7 @@ from ..scripts.tot import stand_in
 from ..tot import ToTResult, TreeOfThoughts, run_puzzles, summarize
 from . import run_panel
 
-SHOWCASE = [4, 4, 7, 7]  # one of our hardest: 7 * (4 - 4/7), and the single chain misses it
+SHOWCASE = [4, 4, 7, 7]  # one of our hardest: 7 * (4 - 4/7), and the random path misses it
 RANGES = {"k": (1, 10), "b": (1, 5), "depth": (1, 3), "votes": (0, 5)}  # whole numbers
 PROBABILITIES = {"noise": (0.0, 1.0), "errs": (0.0, 0.5)}
 COLORS = {"pruned": "0.75", "kept": "tab:blue", "solution": "tab:green", "rejected": "tab:red"}
@@ -121,7 +121,7 @@ def tot_run(k: int = 6, b: int = 3, depth: int = 3, noise: float = 0.25, votes: 
     print(f"stand-in: noise {model['noise']}, slips {model['errs']}; search: k={k}, b={b}, depth={depth}, votes={votes}")
     print(f"calls per expanded node: 1 + children x votes (1 + {k} x {votes} = {1 + k * votes} when the proposer "
           f"writes {k} usable steps)")
-    for name, s in (("tree of thoughts", search), ("single chain", single)):
+    for name, s in (("tree of thoughts", search), ("random path", single)):
         print(f"{name:>16}: solved {s.solved}/{s.puzzles} ({s.success_rate:.0%}), claimed 24 but rejected "
               f"{s.claimed_not_verified}, {s.calls_per_puzzle:.1f} calls and {s.tokens_per_puzzle:.0f} tokens per puzzle")
     verdict = f"solved: {tree.answer} = 24" if tree.solved else "not solved"
@@ -132,7 +132,7 @@ def tot_run(k: int = 6, b: int = 3, depth: int = 3, noise: float = 0.25, votes: 
     grid = fig.add_gridspec(1, 4)
     plot_tree(tree, fig.add_subplot(grid[0, :3]))
     ax = fig.add_subplot(grid[0, 3])
-    names = ["single chain", "tree of thoughts"]
+    names = ["random path", "tree of thoughts"]
     parts = [("solved (verified)", "solved", COLORS["solution"]),
              ("claimed 24, rejected", "claimed_not_verified", COLORS["rejected"])]
     bottom = [0, 0]

@@ -1,0 +1,226 @@
+"""Chapter 00's exercises: a chat's growing bill predicted and rebuilt from the ledger, the name rule broken, two questions."""
+from __future__ import annotations
+
+import copy
+import re
+
+from .. import tokens
+from ..llm import Rule, ScriptedLLM, ledger_totals
+from ..modes import get_llm
+from . import Fail, NotDone, call, exercise, question
+
+# --- 00.predict: the note taker's bill, twelve turns long ---------------------------------------
+
+PREDICT_TURNS = 12
+NOTE_TAKER = "You are a note taker. Acknowledge each turn briefly."
+TOKEN_TOLERANCE = 0.01  # a token estimate within 1% is right: the point is the growth, not the last token
+
+
+def note_taker(turns: int = PREDICT_TURNS) -> ScriptedLLM:
+    """Section 3's note-taker chat, `turns` long; returns the stand-in with its ledger."""
+    chat = ScriptedLLM([Rule("Turn", lambda p: f"Noted, that was turn {p.count('Turn')}.")])
+    history = [{"role": "system", "content": NOTE_TAKER}]
+    for turn in range(1, turns + 1):
+        history.append({"role": "user", "content": f"Turn {turn}: here is one more fact to remember."})
+        history.append({"role": "assistant", "content": chat.think(history)})
+    return chat
+
+
+PREDICT_KEYS = ("messages in the last call", "prompt tokens of the last call", "prompt tokens, all calls")
+
+
+def chat_bill(turns: int = PREDICT_TURNS) -> dict:
+    """What the note taker's ledger says after `turns` turns, under the prediction's keys."""
+    calls = note_taker(turns).calls
+    return dict(zip(PREDICT_KEYS, (len(calls[-1].messages), calls[-1].prompt_tokens,
+                                   ledger_totals(calls)["prompt_tokens"])))
+
+
+def _predict_hint(key: str, guess: int, truth: dict, first: int, step: int) -> str:
+    if key == PREDICT_KEYS[0]:
+        if guess in (PREDICT_TURNS, PREDICT_TURNS + 1):
+            return ("each turn leaves two messages in the history, the user's and the reply it got, and every "
+                    "call re-sends all of them: the system message, the user messages, and the replies before.")
+        if guess in (1, 2):
+            return "the model is stateless: a call that sent only the new turn would leave it knowing nothing (section 1)."
+        return "count what the loop appends: one user message and one reply per turn, after one system message."
+    if key == PREDICT_KEYS[1]:
+        if guess == first:
+            return ("you assumed each call costs what the first one did: every call re-sends the whole history, "
+                    f"so section 3's list grows by {step} tokens a call.")
+        return f"section 3 prints the first calls: {first}, {first + step}, {first + 2 * step}, ... Extend the line."
+    if guess == PREDICT_TURNS * first:
+        return "that is twelve first calls: the calls are not alike, each re-sends more than the one before."
+    if guess == PREDICT_TURNS * truth[PREDICT_KEYS[1]]:
+        return "that is twelve last calls: only the last call is that long; add up a growing series."
+    if guess == truth[PREDICT_KEYS[1]]:
+        return "that is the last call alone: the bill is every call's prompt, added up."
+    return ("add up the growing series: the first call's tokens plus the last call's, times half the number of "
+            "calls (the calls grow by the same step, section 3).")
+
+
+@exercise("00.predict", "predict", "The note taker's bill",
+          "Set `prediction` to the three numbers for a twelve-turn chat, before running anything.")
+def _predict(prediction):
+    if not isinstance(prediction, dict):
+        raise Fail("the prediction", "a dict with three numbers", type(prediction).__name__,
+                   "copy the dict from the exercise cell and fill in the numbers.")
+    truth = chat_bill()
+    calls = note_taker(2).calls
+    first, step = calls[0].prompt_tokens, calls[1].prompt_tokens - calls[0].prompt_tokens
+    for key, actual in truth.items():
+        guess = prediction.get(key)
+        if guess is None or guess is Ellipsis:
+            raise NotDone()
+        try:
+            guess = int(guess)
+        except (TypeError, ValueError):
+            raise Fail(key, "a whole number", repr(guess), "write a number, e.g. 100.") from None
+        close = abs(guess - actual) <= TOKEN_TOLERANCE * actual if "tokens" in key else guess == actual
+        if not close:
+            raise Fail(f"{key}, {PREDICT_TURNS} turns", f"{actual} from the ledger", f"{guess} (off by {guess - actual:+d})",
+                       _predict_hint(key, guess, truth, first, step))
+    return (f"The ledger agrees: {truth}. Each call re-sends everything before it, so each prompt is {step} tokens "
+            f"longer than the last and the bill grows with the square of the length: {PREDICT_TURNS} turns cost "
+            f"{truth[PREDICT_KEYS[2]]} prompt tokens, where {PREDICT_TURNS} calls of {first} tokens would cost "
+            f"{PREDICT_TURNS * first}.")
+
+
+# --- 00.bill: the tokens a conversation re-sends --------------------------------------------------
+
+BILL_CHATS = [  # (system message or None, the user's turns, what the case is)
+    ("You answer in one short sentence.", ["Hello!", "What is a token?", "And a prompt?"],
+     "a three-turn chat with a system message"),
+    (None, ["Hi, my name is Grace. What is my name?"], "a single call, no system message"),
+    ("You are a note taker.", [f"Fact {n}: the meeting moved to room {n}0{n}." for n in range(1, 6)],
+     "a five-turn chat"),
+    ("Réponds en une phrase.", ["史蒂夫·乔布斯出生于哪一年？", "🍎🍎🍎 ?"], "a chat in other scripts"),
+]
+
+
+def _reply(prompt: str) -> str:
+    return f"Noted ({len(prompt.split())} words so far)."
+
+
+def run_chat(system, turns) -> tuple[list[dict], ScriptedLLM]:
+    """Run a chat the way section 3's loop does: each call sends every message so far."""
+    llm = ScriptedLLM([Rule(lambda p: True, _reply, name="any")])
+    history = [{"role": "system", "content": system}] if system else []
+    for text in turns:
+        history.append({"role": "user", "content": text})
+        history.append({"role": "assistant", "content": llm.think(history)})
+    return history, llm
+
+
+def _calls_of(history):
+    """The prompts the loop sent: every prefix that ends just before an assistant reply."""
+    return [history[:i] for i, m in enumerate(history) if m["role"] == "assistant"]
+
+
+def _known_mistakes(history) -> dict:
+    """{a wrong total: the hint it earns}, for the mistakes learners make."""
+    prompts = _calls_of(history)
+    stateless = ("the model is stateless: every call re-sent all the messages before it, so the early messages "
+                 "are paid again with every call (section 3's list grows call by call).")
+    return {
+        tokens.count_messages(history): stateless,
+        tokens.count_messages(history[:-1]): stateless,
+        tokens.count_messages(prompts[-1]): stateless,
+        sum(tokens.count_messages([m]) for m in history): stateless,
+        sum(tokens.count_tokens(m["content"]) for p in prompts for m in p):
+            "a chat request costs more than its text: each message adds 3 wrapper tokens and its role, and "
+            "3 more prime the reply (section 4's 'as a chat request' line); tokens.count_messages does all that.",
+        sum(tokens.count_messages(history[: i + 1]) for i, m in enumerate(history) if m["role"] == "assistant"):
+            "a call sends what came before its reply: the reply itself is billed as completion tokens, and is "
+            "re-sent only from the next call on.",
+        sum(tokens.count_messages(p[-1:]) for p in prompts): stateless,
+        sum(tokens.count_messages(history[:i]) for i in range(1, len(history) + 1)):
+            f"one call per user turn, not one per message: this chat made {len(prompts)} calls, each sending "
+            "everything before the reply it got back.",
+    }
+
+
+@exercise("00.bill", "build", "What a conversation re-sends",
+          "Write `resent_tokens(history)`: the prompt tokens of every call the chat made, added up.")
+def _bill(resent_tokens):
+    if not callable(resent_tokens):
+        raise Fail("your answer", "a function resent_tokens(history) -> int", repr(resent_tokens), "define it with def.")
+    bills = []
+    for system, turns, what in BILL_CHATS:
+        history, llm = run_chat(system, turns)
+        truth = ledger_totals(llm.calls)["prompt_tokens"]
+        said = call(resent_tokens, copy.deepcopy(history), case=what, hint="")
+        if isinstance(said, bool) or not isinstance(said, (int, float)):
+            raise Fail(what, "a number of tokens", repr(said), "return the total as an int.")
+        if said != truth:
+            hint = _known_mistakes(history).get(said, "sum tokens.count_messages(...) over the prompts the loop sent: "
+                                                      "every prefix of the history that ends just before a reply.")
+            raise Fail(f"{what} ({len(llm.calls)} calls)", f"{truth} prompt tokens (the ledger)",
+                       f"{said} (off by {said - truth:+})", hint)
+        bills.append((what, len(llm.calls), truth, tokens.count_messages(history)))
+    _, calls, truth, once = bills[2]
+    return (f"Your count matches the ledger on {len(bills)} chats you had not seen. The five-turn one made {calls} "
+            f"calls that sent {truth} prompt tokens, where its final history counted once is {once}: re-sending is "
+            "what the bill is made of.")
+
+
+# --- 00.break: a prompt that tells the name and still gets "I don't know" --------------------------
+
+
+@exercise("00.break", "break", "Fool the name rule",
+          "Set `attempt` to a name and a prompt that tells that name and asks for it, which the stand-in still misses.")
+def _break(attempt):
+    if not isinstance(attempt, dict):
+        raise Fail("your answer", 'a dict {"name": ..., "prompt": ...}', type(attempt).__name__,
+                   "copy the dict from the exercise cell.")
+    name, prompt = attempt.get("name"), attempt.get("prompt")
+    if name is None or name is Ellipsis or prompt is None or prompt is Ellipsis:
+        raise NotDone()
+    if not isinstance(name, str) or not isinstance(prompt, str) or not name.strip():
+        raise Fail("your answer", "a name and a prompt, both strings", f"{name!r}, {prompt!r}", "write both as text.")
+    if not re.search(r"\b" + re.escape(name.strip()) + r"\b", prompt, re.IGNORECASE):
+        raise Fail("the prompt", f"a prompt that tells the name {name.strip()!r}", repr(prompt[:120]),
+                   "the stand-in can only miss a name the prompt gives: put the name in it, in your own words.")
+    llm = get_llm("fake")
+    reply = llm.think(prompt)
+    record = llm.calls[-1]
+    if record.note != "rule: whats-my-name":
+        raise Fail("the stand-in's ledger", "the name rule answering (note 'rule: whats-my-name')",
+                   f"note {record.note!r}, reply {reply[:70]!r}",
+                   "ask 'What is my name?' in the prompt: that question is what the name rule answers (section 1); "
+                   "with no rule the ledger says 'no script'.")
+    if name.strip().casefold() in reply.casefold():
+        raise Fail("the stand-in's reply", "a reply that misses the name", repr(reply),
+                   "it found the name: section 1 says what it reads, the last 'my name is ...' in the prompt. "
+                   "People tell their names in other words too.")
+    return (f"The stand-in replied {reply!r} (ledger: {record.note}, {record.prompt_tokens} prompt tokens). "
+            "Any reader of English would have found the name; the stand-in knows one phrase. It is an instrument "
+            "for the loop, not a model: every figure it makes measures the code around it, never understanding.")
+
+
+# --- concept questions ------------------------------------------------------------------------------
+
+question("00.q1", "You call llm.think(\"What is my name?\") right after a call that said \"Hi, my name is Ada.\" "
+         "Why can't the model answer?", {
+    "a": ("get_llm() made a new stand-in, and a new one has an empty memory.", False,
+          "the same `llm` answered both calls; no client, stand-in or hosted, keeps the text of earlier calls."),
+    "b": ("A model keeps nothing between calls: the second call did not contain the first, and the prompt is all it sees.",
+          True, "memory is the history we choose to re-send; section 1 re-sends it and the name comes back."),
+    "c": ("Temperature 0 makes the model forget.", False,
+          "temperature only changes how a reply is picked from what the prompt makes likely; there is nothing to forget."),
+    "d": ("The stand-in only remembers the last three calls.", False,
+          "it remembers no call at all: it answers from the prompt's text, and the ledger is a record for us, "
+          "never read by the model."),
+}, hint="section 1, the cells after 'The model \"forgot\"'.")
+
+question("00.q2", "Why does the course's stand-in answer by the content of the prompt, never by counting calls?", {
+    "a": ("Counting is slower than matching text.", False,
+          "both take microseconds; the difference is which answer you get, not how fast."),
+    "b": ("A counter gives the n-th reply to whichever call comes n-th: one debug call, or two agents sharing it, "
+          "shifts every later answer, silently.", True,
+          "a content-based stand-in gives the same reply to the same text, whatever came before (section 2)."),
+    "c": ("A real model also matches phrases in the prompt, so rules make it realistic.", False,
+          "a real model does not follow rules; the stand-in is an instrument for testing the loop, not a model."),
+    "d": ("A counter would make the ledger's token counts wrong.", False,
+          "the ledger counts what was sent and received either way; the wrong part is the reply itself."),
+}, hint="section 2, the cells with CounterStandIn.")

@@ -1,0 +1,285 @@
+"""Chapter 01's exercises: predict a registry's log, build the power guard, slip a payload past a blocklist, two questions."""
+from __future__ import annotations
+
+import ast
+import math
+import operator
+
+from ..tools import calculator, default_executor, is_error
+from . import Fail, NotDone, call, exercise, question
+
+# --- 01.predict: what the registry's log holds ----------------------------------------------------
+
+
+def _weather(city: str) -> str:
+    raise ConnectionError("weather service unreachable")
+
+
+REQUESTS = [  # what a model asks for, in order
+    ("Search", "Ada Lovelace"),
+    ("search", "the capital of Atlantis"),
+    ("CALCULATE", "(2024 - 1955) * 365"),
+    ("Calculate", "2 ** 10000"),
+    ("Translate", "bonjour"),
+    ("Weather", "Paris"),
+    ("Calculate", "1 / 0"),
+    ("Search", "   "),
+]
+LOG_KEYS = ("entries in tools.log", "ok", "error observations")
+
+
+def run_requests():
+    """The requests through a fresh default registry plus a Weather tool that raises; returns the registry."""
+    tools = default_executor()
+    tools.register("Weather", _weather, "current weather in a city")
+    for name, argument in REQUESTS:
+        tools.run(name, argument)
+    return tools
+
+
+def log_counts(tools) -> dict:
+    ok = sum(c.ok for c in tools.log)
+    return dict(zip(LOG_KEYS, (len(tools.log), ok, len(tools.log) - ok)))
+
+
+LOG_HINTS = {
+    "fewer entries": "every call is logged, the unknown tool and the crashing one too: section 6's table has one "
+                     "line per request, whatever happened.",
+    "more entries": "one request, one log entry: a failure is logged once, as its error observation.",
+    "fewer ok": "ok is False only for an observation that starts with 'error:'. A Search miss is an answer "
+                "(section 5), and tool names match without regard to case (section 6).",
+    "more ok": "a crashing tool, an unknown name, a refused power and an empty query all come back as 'error:' "
+               "observations (sections 4 to 6): a miss is an answer, an empty query is not.",
+    "sum": "every entry is either ok or an error observation: the two numbers add up to the entries.",
+}
+
+
+@exercise("01.predict", "predict", "What the registry's log holds",
+          "Set `prediction` to the three counts for the eight requests, before running anything.")
+def _predict(prediction):
+    if not isinstance(prediction, dict):
+        raise Fail("the prediction", "a dict with three counts", type(prediction).__name__,
+                   "copy the dict from the exercise cell and fill in the numbers.")
+    tools = run_requests()
+    truth = log_counts(tools)
+    guesses = {}
+    for key in LOG_KEYS:
+        guess = prediction.get(key)
+        if guess is None or guess is Ellipsis:
+            raise NotDone()
+        try:
+            guesses[key] = int(guess)
+        except (TypeError, ValueError):
+            raise Fail(key, "a whole number", repr(guess), "write a count, e.g. 3.") from None
+    for key, actual in truth.items():
+        guess = guesses[key]
+        if guess != actual:
+            if key == LOG_KEYS[0]:
+                hint = LOG_HINTS["fewer entries" if guess < actual else "more entries"]
+            elif guesses[LOG_KEYS[1]] + guesses[LOG_KEYS[2]] != guesses[LOG_KEYS[0]]:
+                hint = LOG_HINTS["sum"]
+            else:
+                ok_guess = guesses[LOG_KEYS[1]]
+                hint = LOG_HINTS["fewer ok" if ok_guess < truth[LOG_KEYS[1]] else "more ok"]
+            raise Fail(f"{key}, {len(REQUESTS)} requests", f"{actual} from tools.log", f"{guess} (off by {guess - actual:+d})", hint)
+    table = "; ".join(f"{c.tool}[{c.argument.strip() or ' '}] {'ok' if c.ok else 'error'}" for c in tools.log)
+    return f"tools.log agrees: {truth}. Call by call: {table}. Nothing raised into the caller."
+
+
+# --- 01.guard: bound a power before computing it --------------------------------------------------
+
+
+class ComputedPower(Exception):
+    """Raised when a guard computes the very power it was asked to judge."""
+
+
+def _refuse_power(self, *args):
+    raise ComputedPower(f"your guard computed a power of {self!r}: a power tower would never come back")
+
+
+class _Int(int):
+    """An int that refuses to be raised to a power, or to raise another number: the check never computes."""
+    __pow__ = __rpow__ = _refuse_power
+
+
+class _Float(float):
+    __pow__ = __rpow__ = _refuse_power
+
+
+def _tracked(x):
+    return _Float(x) if isinstance(x, float) else _Int(x)
+
+
+GUARD_CASES = [  # (base, exponent, allowed?, what the case is)
+    (2, 10, True, "a small power"),
+    (10, 99, True, "a 100-digit number, inside the limit"),
+    (10, 101, False, "just over the limit"),
+    (7, 300, False, "small numbers, a large result"),
+    (9, 9**9, False, "9 ** (9 ** 9), section 3's power tower"),
+    (-10, 101, False, "a negative base: the size is the same as for 10"),
+    (-3, 3, True, "a small power of a negative base"),
+    (0, 500, True, "zero to a large power is zero"),
+    (1.5, 10000, False, "a float base far over the limit"),
+    (0.5, 1000, True, "a fraction to a large power shrinks"),
+    (0.5, -1000, False, "a fraction to a large negative power grows"),
+]
+COMPUTE_HINT = ("decide before computing: the result has about exponent * log10(|base|) digits, so compare that "
+                "with 100 and never compute the power itself (section 3).")
+GUARD_HINTS = {
+    0: "a small power is fine: refuse only what would pass 1e100.",
+    1: "10 ** 99 stays below 1e100: allow up to 100 digits.",
+    2: "10 ** 101 is over 1e100: compare exponent * log10(|base|) with 100.",
+    3: "7 ** 300 has about 300 * log10(7), over 250 digits.",
+    4: "9 ** (9 ** 9) has hundreds of millions of digits (section 3 counts them).",
+    5: "log10 of a negative number is undefined: the size of (-10) ** 101 is that of 10 ** 101, so use abs(base).",
+    6: "(-3) ** 3 is -27: use abs(base), and allow a small result whatever its sign.",
+    7: "log10(0) is undefined, and 0 to any positive power is 0: allow base 0 before taking the logarithm.",
+    8: "1.5 ** 10000 is about 1e1760: floats overflow too. Compare exponent * log10(|base|) with 100.",
+    9: "0.5 ** 1000 is tiny: keep the signs, exponent * log10(|base|) is negative here, so allow it.",
+    10: "0.5 ** -1000 is 2 ** 1000, about 1e301: keep the signs, exponent * log10(0.5) is +301 here.",
+}
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def power_text(base, exponent) -> str:
+    return f"({base}) ** {exponent}" if base < 0 else f"{base} ** {exponent}"
+
+
+def _ask_guard(guard, base, exponent, case, hint):
+    try:
+        return call(guard, _tracked(base), _tracked(exponent), case=case, hint=hint)
+    except Fail as f:
+        if f.got.startswith("ComputedPower"):
+            raise Fail(f.case, "a decision made without computing the power",
+                       f"your guard computed {power_text(base, exponent)} to judge it", COMPUTE_HINT) from None
+        if f.got.startswith("OverflowError"):
+            raise Fail(f.case, "a decision made without computing the power", f.got, COMPUTE_HINT) from None
+        raise
+
+
+def guarded_calculator(guard):
+    """Section 3's tiny calculator with ** added, asking `guard(base, exponent)` before every power."""
+    def evaluate(node):
+        if isinstance(node, ast.Expression):
+            return evaluate(node.body)
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -evaluate(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            base, exponent = evaluate(node.left), evaluate(node.right)
+            if not _ask_guard(guard, base, exponent, f"the calculator, {power_text(base, exponent)}", COMPUTE_HINT):
+                raise ValueError(f"{power_text(base, exponent)} is too large (your guard)")
+            return base ** exponent
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](evaluate(node.left), evaluate(node.right))
+        raise ValueError(f"{type(node).__name__} is not allowed")
+
+    def calculate(expression: str) -> str:
+        try:
+            return str(evaluate(ast.parse(expression, mode="eval")))
+        except Exception as e:  # a tool answers with text, it never raises into the agent loop
+            return f"error: {e}"
+    return calculate
+
+
+LIVE = ["9**9**9", "2**10", "(2024 - 1955) * 365", "(-10)**101", "0.5**-1000"]
+
+
+@exercise("01.guard", "build", "Bound a power before computing it",
+          "Write `power_allowed(base, exponent)`: True when |base ** exponent| stays at most 1e100, without computing it.")
+def _guard(power_allowed):
+    if not callable(power_allowed):
+        raise Fail("your answer", "a function power_allowed(base, exponent) -> bool", repr(power_allowed),
+                   "define it with def.")
+    for number, (base, exponent, allowed, what) in enumerate(GUARD_CASES):
+        case = f"{what}: {power_text(base, exponent)}"
+        said = _ask_guard(power_allowed, base, exponent, case, GUARD_HINTS[number])
+        if said is None:
+            raise Fail(case, "True or False", "None", "your function returned nothing: did it forget `return`?")
+        if bool(said) != allowed:
+            raise Fail(case, "allow (True)" if allowed else "refuse (False)",
+                       repr(said), GUARD_HINTS[number])
+    tools = default_executor()
+    tools.register("Calculate", guarded_calculator(power_allowed), "arithmetic with + - * / **")
+    for text in LIVE:
+        tools.run("Calculate", text)
+    crashed = [c for c in tools.log if "Fail" in c.output]  # the guard raised inside the tool: the registry caught it
+    if crashed:
+        raise Fail(f"the calculator with your guard, {crashed[0].argument}", "an answer or a refusal",
+                   crashed[0].output, COMPUTE_HINT)
+    if not is_error(tools.log[0].output) or tools.log[1].output != "1024":
+        raise Fail("the calculator with your guard", "9**9**9 refused, 2**10 = 1024",
+                   f"{tools.log[0].output!r}, {tools.log[1].output!r}", COMPUTE_HINT)
+    shown = "; ".join(f"{c.argument} -> {c.output}" for c in tools.log)
+    return (f"Your guard passed {len(GUARD_CASES)} cases without computing a single power, and in a calculator "
+            f"behind a registry: {shown}. agentkit's calculator adds the same estimate, and a bound on every "
+            "intermediate result.")
+
+
+# --- 01.break: a payload that a blocklist lets through --------------------------------------------
+
+BLOCKLIST = ("import", "__", "open", "exec", "eval", "system", "os.")
+
+
+def blocklist_allows(text: str) -> bool:
+    """The string filter section 2 warns about: refuse text that contains a dangerous-looking word."""
+    return not any(word in text for word in BLOCKLIST)
+
+
+@exercise("01.break", "break", "Slip past a blocklist",
+          "Set `my_payload` to an expression with no blocked word in it that would make eval call a function.")
+def _break(payload):
+    if not isinstance(payload, str):
+        raise Fail("your answer", "a str: the text a model would write", type(payload).__name__,
+                   "write the payload as a string.")
+    caught = [word for word in BLOCKLIST if word in payload]
+    if caught:
+        raise Fail("the blocklist", "text the filter lets through", f"it contains {caught[0]!r}",
+                   "the filter only knows these words; Python has many other ways to reach the same "
+                   "things (section 2): find one without them.")
+    try:
+        tree = ast.parse(payload, mode="eval")
+    except (SyntaxError, ValueError):
+        raise Fail("ast.parse(payload, mode='eval')", "a Python expression eval would accept", repr(payload[:80]),
+                   "eval runs one expression, not statements: no 'import', no assignment, one line of Python.") from None
+    nodes = {type(node).__name__ for node in ast.walk(tree)
+             if not isinstance(node, (ast.Expression, ast.expr_context))}  # Load/Store: not part of the story
+    if "Call" not in nodes:
+        raise Fail("what eval would do with it", "a function call (a Call node)",
+                   f"only {', '.join(sorted(nodes))}",
+                   "make eval call something, as the marker-file payload does; any built-in function will do "
+                   "(section 2 shows such a payload as a tree).")
+    tools = default_executor()
+    answer = tools.run("Calculate", payload)
+    entry = tools.log[-1]
+    return (f"The blocklist let it through, and eval would have called a function ({', '.join(sorted(nodes))}). "
+            f"The safe calculator never ran it: {answer!r}, logged with ok={entry.ok}. Filtering text cannot "
+            "make eval safe; parsing and interpreting only what you allow does.")
+
+
+# --- concept questions ------------------------------------------------------------------------------
+
+question("01.q1", "Section 3's tiny_eval checks type(node.value) as well as the node types. Why is checking node types not enough?", {
+    "a": ("ast.parse cannot tell numbers from strings.", False,
+          "it can: a Constant node carries its value, 'a' or 3; the question is whether we look at it."),
+    "b": ("True + True and 'a' * 3 are made only of allowed nodes (Constant, BinOp); only the value's type says "
+          "they are not arithmetic.", True,
+          "and type(), not isinstance(): True is an int in Python."),
+    "c": ("Checking types makes the calculator faster.", False,
+          "it adds a check; what it buys is refusing strings and booleans, not speed."),
+    "d": ("It bounds the size of powers.", False,
+          "sizes are a separate bound, decided from exponent * log10(|base|) before computing (section 3)."),
+}, hint="section 3, the sentence before tiny_eval.")
+
+question("01.q2", "A tool raises ConnectionError. Why does the registry return 'error: tool Weather failed: ...' instead of letting it raise?", {
+    "a": ("So that the log stays short.", False,
+          "the failed call is logged either way; the registry logs every call, good or bad."),
+    "b": ("An exception would end the whole run; an error observation is text the model can read and act on: "
+          "retry, use another tool, or say what it cannot find.", True,
+          "the loop pastes it back as an Observation, and the log marks the call ok=False."),
+    "c": ("The model cannot be told about failures.", False,
+          "it can, and should: the error observation is exactly that message, in the next prompt."),
+    "d": ("Python cannot catch ConnectionError.", False,
+          "it can: the registry catches every Exception and writes what it was into the observation."),
+}, hint="section 6, the sentence before TinyRegistry.")

@@ -1,0 +1,224 @@
+"""Chapter 02's exercises: predict how often observations travel, build a reply parser, cut runs short on purpose, two questions."""
+from __future__ import annotations
+
+import re
+
+from ..llm import Rule, ScriptedLLM
+from ..modes import get_llm
+from ..react import REACT_MARKER, ROLE_PROMPT, ReActAgent
+from ..scripts.react import CHECKPOINT_QUESTION, SAVINGS_QUESTION, checkpoint_reply
+from ..tools import default_executor
+from . import Fail, NotDone, call, exercise, question
+
+# --- 02.predict: how often the observations travel ------------------------------------------------
+
+OBSERVATION_LINE = re.compile(r"^Observation:", re.MULTILINE)
+PREDICT_KEYS = ("times the first observation is sent", "observations sent, whole run")
+
+
+def savings_run(max_steps: int = 20) -> ReActAgent:
+    """Section 4's savings run on a fresh stand-in (its ledger is the agent's llm.calls)."""
+    agent = ReActAgent(get_llm("fake"), default_executor(), max_steps=max_steps)
+    agent.run(SAVINGS_QUESTION, verbose=False)
+    return agent
+
+
+def observations_per_call(agent) -> list[int]:
+    """How many Observation lines each call's prompt carried, read from the ledger."""
+    return [len(OBSERVATION_LINE.findall(c.messages[-1]["content"])) for c in agent.llm.calls]
+
+
+@exercise("02.predict", "predict", "How often an observation travels",
+          "Set `prediction` to the two counts for the savings run, before running anything.")
+def _predict(prediction):
+    if not isinstance(prediction, dict):
+        raise Fail("the prediction", "a dict with two counts", type(prediction).__name__,
+                   "copy the dict from the exercise cell and fill in the numbers.")
+    agent = savings_run()
+    carried = observations_per_call(agent)
+    calls = len(carried)
+    truth = dict(zip(PREDICT_KEYS, (sum(n >= 1 for n in carried), sum(carried))))
+    for key, actual in truth.items():
+        guess = prediction.get(key)
+        if guess is None or guess is Ellipsis:
+            raise NotDone()
+        try:
+            guess = int(guess)
+        except (TypeError, ValueError):
+            raise Fail(key, "a whole number", repr(guess), "write a count, e.g. 10.") from None
+        if guess == actual:
+            continue
+        if key == PREDICT_KEYS[0]:
+            hint = ("the call that ran the first tool did not send its result: the Observation is written after "
+                    "that call's reply, so it travels from the second call on, with every call after."
+                    if guess == calls else
+                    "the model is stateless: the first result must travel with every later call, or the model "
+                    "would not know it (section 3 prints the last prompt: every earlier step is in it).")
+        elif guess in (calls, calls - 1):
+            hint = ("each call re-sends ALL the observations before it, not only the newest: call n carries "
+                    "n - 1 of them. Add them up.")
+        elif guess in (calls * calls, calls * (calls - 1)):
+            hint = ("call n carries only the n - 1 observations before it, not all of them: the sum "
+                    "0 + 1 + 2 + ... is about half of calls x calls.")
+        else:
+            hint = "call n carries the n - 1 observations before it (section 3: the third prompt carries two). Add them up."
+        raise Fail(f"{key}, {calls} calls", f"{actual} from the ledger", f"{guess} (off by {guess - actual:+d})", hint)
+    return (f"The ledger agrees: {truth}. The calls carried {carried[:4]} ... {carried[-2:]} observations: one more "
+            f"each time, so the whole run sent {truth[PREDICT_KEYS[1]]} of them for {calls - 1} tool results. That "
+            "growing series is the quadratic bill of section 4.")
+
+
+# --- 02.parse: a reply parser ----------------------------------------------------------------------
+
+PARSE_CASES = [  # (reply, expected (tool, input), what the case is)
+    ("Thought: I need her birth year.\nAction: Search[Ada Lovelace]", ("Search", "Ada Lovelace"),
+     "the contract's own shape"),
+    ("Thought: The calculator says 209.\nAction: Finish[209]", ("Finish", "209"), "a Finish"),
+    ("thought: look it up\naction: search[Alan Turing]", ("search", "Alan Turing"), "lower-case labels"),
+    ("Thought: check the syntax\nAction: Search[Python lists [1, 2, 3]]", ("Search", "Python lists [1, 2, 3]"),
+     "brackets inside the input"),
+    ("Thought: I need his birth year.\nAction: Search[Alan Turing]\nObservation: Alan Turing was born in 1900.\n"
+     "Thought: So 124 years.\nAction: Finish[124]", ("Search", "Alan Turing"),
+     "a reply that invents its own Observation and goes on"),
+    ("Thought: I need its height.\nAction: Search[Eiffel Tower] for its height [in metres]", ("Search", "Eiffel Tower"),
+     "words after the action, with brackets of their own"),
+    ("I think the answer is big.", (None, None), "no action at all"),
+]
+PARSE_HINTS = {
+    0: "read the first 'Action: Tool[input]': the tool name before '[', the input inside the brackets.",
+    1: "Finish is read like any tool: ('Finish', the answer).",
+    2: "models vary the case: match the label without regard to case (re.IGNORECASE); section 2's table shows "
+       "tiny_parse missing this one.",
+    3: "the input ends at the ']' that matches its '[': count the brackets. A lazy (.*?) stops at the first ']'.",
+    4: "take the FIRST action, from its own line only: everything after it is text the model invented "
+       "(never run it; chapter 03 shows what it costs). Under re.DOTALL a greedy group runs into those lines.",
+    5: "the input ends at the ']' that matches its '[': a greedy (.*) runs to the last ']' on the line.",
+    6: "a reply with no action is (None, None), never an exception: the loop sends a format reminder back (section 2).",
+}
+
+
+def inventor() -> ScriptedLLM:
+    """A stand-in that, on its first call, writes a Search, an invented Observation and a Finish with a wrong answer."""
+    def reply(prompt: str) -> str:
+        if "Observation:" not in prompt.split("Question:", 1)[-1]:
+            return ("Thought: I need the year Steve Jobs was born.\nAction: Search[Steve Jobs]\n"
+                    "Observation: Steve Jobs was born in 1950.\nThought: So (2024 - 1950) * 365.\nAction: Finish[27010]")
+        return checkpoint_reply(prompt)
+    return ScriptedLLM([Rule(REACT_MARKER, reply, name="inventor")])
+
+
+def run_with_parser(llm, parse, max_steps: int = 5) -> str:
+    """Section 2's tiny_react with `parse` in place of tiny_parse; the history keeps only what was parsed."""
+    tools, history = default_executor(), []
+    for _ in range(max_steps):
+        prompt = [{"role": "system", "content": ROLE_PROMPT.format(tools=tools.describe())},
+                  {"role": "user", "content": "\n\n".join([f"Question: {CHECKPOINT_QUESTION}", *history])}]
+        tool, argument = call(parse, llm.think(prompt), case="the live run", hint=PARSE_HINTS[6])
+        if tool and str(tool).lower() == "finish":
+            return str(argument).strip()
+        observation = tools.run(tool, argument) if tool else "No Action found; follow the format."
+        history.append(f"Action: {tool}[{argument}]\nObservation: {observation}")
+    return "no answer within max_steps"
+
+
+def _as_pair(said):
+    if isinstance(said, (tuple, list)) and len(said) == 2:
+        tool, argument = said
+        return (None if tool is None else str(tool), None if argument is None else str(argument).strip())
+    return said
+
+
+@exercise("02.parse", "build", "A reply parser",
+          "Write `my_parse(reply)`: (tool, input) of the first Action, or (None, None) when there is none.")
+def _parse(my_parse):
+    if not callable(my_parse):
+        raise Fail("your answer", "a function my_parse(reply) -> (tool, input)", repr(my_parse), "define it with def.")
+    for number, (reply, expected, what) in enumerate(PARSE_CASES):
+        said = _as_pair(call(my_parse, reply, case=f"{what}: {reply!r}", hint=PARSE_HINTS[number]))
+        if said is None:
+            raise Fail(f"{what}: {reply!r}", repr(expected), "None",
+                       "your function returned nothing: return a pair, (tool, input) or (None, None).")
+        same = (isinstance(said, tuple) and said[1] == expected[1]
+                and (said[0] == expected[0] or (said[0] or "").lower() == (expected[0] or "").lower()))
+        if not same:
+            raise Fail(f"{what}: {reply!r}", repr(expected), repr(said), PARSE_HINTS[number])
+    answers = {}
+    for name, llm in (("checkpoint", get_llm("fake")), ("inventor", inventor())):
+        answers[name] = (run_with_parser(llm, my_parse), len(llm.calls))
+    if answers["checkpoint"][0] != "25185" or answers["inventor"][0] != "25185":
+        raise Fail("the live runs", "25185 from both stand-ins",
+                   f"checkpoint: {answers['checkpoint'][0]!r}; inventor: {answers['inventor'][0]!r}", PARSE_HINTS[4])
+    return (f"Your parser read {len(PARSE_CASES)} replies it had not seen as meant, and drove the loop to 25185 in "
+            f"{answers['checkpoint'][1]} calls on the checkpoint stand-in, and in {answers['inventor'][1]} on one whose "
+            "first reply invents an Observation and a wrong Finish (27010): the invented lines were never run.")
+
+
+# --- 02.break: the largest budget that still cuts a run short ---------------------------------------
+
+BREAK_RUNS = {"checkpoint": CHECKPOINT_QUESTION, "savings": SAVINGS_QUESTION}
+
+
+def budget_run(question: str, max_steps: int) -> ReActAgent:
+    agent = ReActAgent(get_llm("fake"), default_executor(), max_steps=max_steps)
+    agent.run(question, verbose=False)
+    return agent
+
+
+@exercise("02.break", "break", "Cut the runs short",
+          "Set `budgets` to the largest max_steps at which each run still stops without an answer.")
+def _break(budgets):
+    if not isinstance(budgets, dict):
+        raise Fail("your answer", 'a dict {"checkpoint": ..., "savings": ...}', type(budgets).__name__,
+                   "copy the dict from the exercise cell.")
+    report = []
+    for name, question_text in BREAK_RUNS.items():
+        budget = budgets.get(name)
+        if budget is None or budget is Ellipsis:
+            raise NotDone()
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise Fail(f"{name}, max_steps={budget!r}", "a whole number, at least 1", repr(budget),
+                       "a run gets at least one step: ReActAgent refuses max_steps below 1.")
+        cut, more = budget_run(question_text, budget), budget_run(question_text, budget + 1)
+        if cut.stop_reason == "finished":
+            raise Fail(f"{name}, max_steps={budget}", "stopped by max_steps, no answer",
+                       f"finished with {cut.answer!r} in {len(cut.llm.calls)} LLM calls",
+                       "the Finish reply is a step too: it takes one LLM call, and no tool call. Count the calls "
+                       "the run needs, Finish included, and stop one short (section 2's ledger, section 4's run).")
+        if more.stop_reason != "finished":
+            raise Fail(f"{name}, max_steps={budget}", "the largest budget that cuts the run short",
+                       f"cut short, and with max_steps={budget + 1} still cut short",
+                       "you cut it short, but with one more step it would still be cut: find the largest budget. "
+                       "Every tool call the run needs is a step, and the Finish is one more.")
+        spent = sum(c.prompt_tokens for c in cut.llm.calls)
+        report.append(f"{name}, max_steps={budget}: {len(cut.llm.calls)} LLM calls, {len(cut.tools.log)} tool calls, "
+                      f"{spent} prompt tokens, last observation {cut.trace[-1].observation!r}, answer: none")
+    return ("; ".join(report) + ". Each run paid for every step and holds its result in the last observation, "
+            "but the budget ran out on the step that would have said it: max_steps counts the Finish too.")
+
+
+# --- concept questions ------------------------------------------------------------------------------
+
+question("02.q1", "Why does a ReAct run's total of prompt tokens grow about quadratically with its number of steps?", {
+    "a": ("The model writes longer replies at every step.", False,
+          "replies are billed as completion tokens, and the stand-in's are about the same length each step; "
+          "the growth is in what we send."),
+    "b": ("Every call re-sends the whole history, which is one step longer each time: the prompts grow linearly, "
+          "so their sum grows with the square.", True,
+          "section 4's left plot is the line, the right plot its sum, next to the straight line of independent calls."),
+    "c": ("The role prompt is re-sent with every call.", False,
+          "that part is the same every time: re-sending it alone makes a straight line, the independent calls of section 4."),
+    "d": ("The tokenizer needs more tokens for later steps.", False,
+          "the same text always counts the same; there is simply more text in each later prompt."),
+}, hint="section 4, the paragraph before the savings run.")
+
+question("02.q2", "The parser finds no action in a reply. What does the loop do?", {
+    "a": ("Raise an exception: the model broke the contract.", False,
+          "an exception would end the run over one bad reply; the parser never raises (section 2)."),
+    "b": ("Return the reply as the answer.", False,
+          "a reply without Finish is not an answer; only Finish ends a run with one."),
+    "c": ("Send a format reminder back as the Observation and go on; the step counts against max_steps.", True,
+          "the model reads the problem in its next prompt and can fix the format; the budget still bounds the run."),
+    "d": ("Ask again with the same prompt until a reply parses.", False,
+          "the stand-in gives the same prompt the same reply, and a real model may too: the loop would spin without "
+          "a bound. The reminder changes the prompt, and max_steps bounds it."),
+}, hint="section 2, the diagram's 'no action' branch.")

@@ -1,0 +1,183 @@
+"""Chapter 03's exercises: a prediction read from the ledgers, a fuse to build, a parser to break, two questions."""
+from __future__ import annotations
+
+from ..llm import Rule, ScriptedLLM
+from ..modes import get_llm
+from ..parsing import naive_parse, parse_reply
+from ..react import REACT_MARKER, ROLE_PROMPT, ReActAgent
+from ..sick import QUESTION, StuckLLM, incident_executor, sick_executor
+from . import Fail, NotDone, call, exercise, question
+
+# --- 03.predict: what the stuck model costs, from the ledgers ---------------------------------
+
+PREDICT_SETTINGS = {"fuse off": dict(repeat_fuse=False), "fuse on": dict(repeat_fuse=True),
+                    "fuse on + fallback": dict(repeat_fuse=True, finish_fallback=True)}
+PREDICT_STEPS = 8
+
+
+def stuck_costs(max_steps: int = PREDICT_STEPS) -> dict:
+    """(LLM calls, tool calls) of the stuck stand-in under each setting, counted from the ledgers."""
+    costs = {}
+    for name, options in PREDICT_SETTINGS.items():
+        agent = ReActAgent(StuckLLM(), sick_executor(), max_steps, **options)
+        agent.run(QUESTION, verbose=False)
+        costs[name] = (len(agent.llm.calls), len(agent.tools.log))
+    return costs
+
+
+WHY = {
+    "fuse off": "without the fuse nothing stops the stuck model but max_steps: one LLM call and one tool call per step",
+    "fuse on": "the second identical action is refused before its tool runs: 2 LLM calls, 1 tool call, whatever max_steps",
+    "fuse on + fallback": "the fallback is one more LLM call, with tools switched off, so no tool call",
+}
+
+
+@exercise("03.predict", "predict", "What the stuck model costs",
+          "Set `prediction` to {setting: (LLM calls, tool calls)} for the three settings, before running anything.")
+def _predict(prediction):
+    if not isinstance(prediction, dict):
+        raise Fail("the prediction", "a dict {setting: (LLM calls, tool calls)}", type(prediction).__name__,
+                   "copy the dict from the exercise cell and fill in the numbers.")
+    truth = stuck_costs()
+    for name, actual in truth.items():
+        guess = prediction.get(name)
+        if guess is None or guess is Ellipsis:
+            raise NotDone()
+        try:
+            guess = tuple(int(x) for x in guess)
+        except (TypeError, ValueError):
+            raise Fail(name, "a pair of whole numbers", repr(guess), "write (LLM calls, tool calls).") from None
+        if guess != actual:
+            off = f"LLM calls off by {guess[0] - actual[0]:+d}, tool calls off by {guess[1] - actual[1]:+d}"
+            raise Fail(f"{name}, max_steps={PREDICT_STEPS}", f"{actual} from the ledgers", f"{guess} ({off})",
+                       WHY[name] + ". Section 2 counts the same with max_steps 5 and 20.")
+    return (f"The ledgers agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items()))
+
+
+# --- 03.fuse: a fuse that catches a stutterer -------------------------------------------------
+
+STUTTER = ["Steve Jobs birth year", "when was Steve Jobs born"]
+
+
+def stutterer() -> ScriptedLLM:
+    """A sick stand-in that alternates between two searches (A, B, A, B...), read from its history."""
+    def reply(prompt: str) -> str:
+        done = prompt.split("Question:", 1)[-1].count("Action: Search[")
+        return f"Thought: Let me search again.\nAction: Search[{STUTTER[done % 2]}]"
+    return ScriptedLLM([Rule(REACT_MARKER, reply, name="stutterer")])
+
+
+FUSE_CASES = [  # (actions so far, the last one just asked for; should the run stop?; what the case is)
+    ([("Search", "a"), ("Search", "a")], True, "the same call twice in a row (what chapter 03's fuse catches)"),
+    ([("Search", "a"), ("Search", "b"), ("Search", "a")], True, "a stutterer's third step: A, B, A"),
+    ([("Search", "a"), ("Search", "b"), ("Search", "a"), ("Search", "b")], True, "a stutterer's fourth step: A, B, A, B"),
+    ([("Search", "Steve Jobs"), ("Search", "steve  JOBS")], True,
+     "the same search, written with other spaces and case"),
+    ([("Search", "Steve Jobs"), ("Calculate", "(2024 - 1955) * 365")], False, "the healthy checkpoint run"),
+    ([("Search", "a"), ("Search", "b"), ("Search", "c"), ("Search", "a")], False,
+     "a run that comes back to a query after two others (a window of two must not see it)"),
+    ([("Search", "a"), ("Calculate", "a")], False, "the same input to another tool"),
+]
+FUSE_HINTS = {
+    1: "chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that. "
+       "Look back two actions (section 2 builds the one-step version).",
+    2: "chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that.",
+    3: "normalise as section 2's tiny_react does: the tool name lower-cased, the input with its whitespace "
+       "folded (' '.join(text.split())) and casefold()ed.",
+    4: "only a repeat should stop the run: a different tool, or a new input, is progress.",
+    5: "look back at most two actions: further back, a repeat is as likely a legitimate return.",
+    6: "a call is the tool AND its input: the same text sent to another tool is not a repeat.",
+}
+
+
+def run_with_fuse(llm, tools, fuse, max_steps: int = 6) -> tuple:
+    """A ReAct loop (section 2's) that asks `fuse(actions)` before running each tool; returns (answer, stop)."""
+    history, actions = [], []
+    for _ in range(max_steps):
+        prompt = [{"role": "system", "content": ROLE_PROMPT.format(tools=tools.describe())},
+                  {"role": "user", "content": "\n\n".join([f"Question: {QUESTION}", *history])}]
+        parsed = parse_reply(llm.think(prompt))
+        if parsed.is_finish:
+            return parsed.argument, "finished"
+        actions.append((parsed.action, parsed.argument))
+        if call(fuse, list(actions), case=f"the live run, actions {actions}", hint=FUSE_HINTS[1]):
+            return "Stopped by your fuse", "fuse"
+        history.append(f"{parsed.as_history()}\nObservation: {tools.run(parsed.action, parsed.argument)}")
+    return "Stopped by max_steps", "max_steps"
+
+
+@exercise("03.fuse", "build", "A fuse that catches a stutterer",
+          "Write `my_fuse(actions)`: True when the last (tool, input) pair repeats one of the two before it.")
+def _fuse(fuse):
+    if not callable(fuse):
+        raise Fail("your answer", "a function my_fuse(actions) -> bool", repr(fuse), "define it with def.")
+    for number, (actions, stop, what) in enumerate(FUSE_CASES):
+        said = call(fuse, [tuple(a) for a in actions], case=what, hint=FUSE_HINTS.get(number, ""))
+        if bool(said) != stop:
+            shown = ", ".join(f"{tool}[{text}]" for tool, text in actions)
+            raise Fail(f"{what}: {shown}", f"{'stop' if stop else 'go on'} ({stop})", f"{said!r}", FUSE_HINTS[number])
+    sick, tools = stutterer(), sick_executor()
+    answer, stop = run_with_fuse(sick, tools, fuse)
+    healthy, healthy_tools = get_llm("fake"), sick_executor()
+    healthy_answer, healthy_stop = run_with_fuse(healthy, healthy_tools, fuse)
+    if stop != "fuse" or healthy_stop != "finished":
+        raise Fail("the live runs", "the stutterer stopped by your fuse, the checkpoint run finished",
+                   f"stutterer: {stop}; checkpoint: {healthy_stop}", FUSE_HINTS[1])
+    return (f"On the stutterer stand-in your fuse stopped the run after {len(sick.calls)} LLM calls and "
+            f"{len(tools.log)} tool calls (ledgers); the healthy checkpoint run still finished, {healthy_answer}, "
+            f"in {len(healthy.calls)} calls. A wider window would catch longer cycles, and kill more "
+            "legitimate returns: chapter 08 measures that trade-off.")
+
+
+# --- 03.break: a reply that the incident's parser turns into a poisoned tool call ---------------
+
+
+@exercise("03.break", "break", "Poison the incident's parser",
+          "Set `reply` to one model reply: naive_parse must send invented lines to the tool, parse_reply must not.")
+def _break(reply):
+    if not isinstance(reply, str):
+        raise Fail("your answer", "a str: one model reply", type(reply).__name__, "write the reply as a string.")
+    naive, defended = naive_parse(reply), parse_reply(reply)
+    if not naive.action or naive.is_finish:
+        raise Fail("naive_parse(reply)", "a tool call (Search[...])", f"action {naive.action!r}",
+                   "start with a Thought and an Action line that calls Search; the incident's model did.")
+    if "Observation" not in naive.argument:
+        raise Fail("naive_parse(reply).argument", "text with an invented Observation line in it",
+                   repr(naive.argument[:120]), "the invented lines must come AFTER the Action line: under DOTALL the "
+                   "incident's regex runs from the first 'Action:' to the end of the reply (section 4).")
+    if "Observation" in defended.argument or not defended.invented_observation:
+        raise Fail("parse_reply(reply)", "the Action line's input only, the invented text flagged",
+                   repr(defended.argument[:120]), "parse_reply keeps the Action line only; give it one on its own line.")
+    lengths = {}
+    for name, parse in (("naive_parse", naive_parse), ("parse_reply", parse_reply)):
+        tools = incident_executor()
+        ReActAgent(ScriptedLLM([Rule(REACT_MARKER, reply)]), tools, 1, parse=parse).run(QUESTION, verbose=False)
+        lengths[name] = len(tools.log[0].argument) if tools.log else 0
+    return (f"The search tool received {lengths['naive_parse']} characters through naive_parse and "
+            f"{lengths['parse_reply']} through parse_reply (the tools' logs): the same reply, poisoned or not, "
+            "depending only on the parser.")
+
+
+# --- concept questions ------------------------------------------------------------------------
+
+question("03.q1", "Why does the stuck model cost the same with max_steps=5 and max_steps=20 once the fuse is on?", {
+    "a": ("The fuse lowers max_steps to 2.", False,
+          "max_steps is untouched; the run ends earlier because of what the fuse sees, not because the budget shrank."),
+    "b": ("The second identical action is refused before its tool runs, so every run ends at step 2.", True,
+          "the fuse compares each action with the previous one; a stuck model repeats itself at once."),
+    "c": ("The stand-in notices the fuse and changes its reply.", False,
+          "the stand-in answers by the content of the prompt only; nothing in the prompt tells it about the fuse."),
+    "d": ("The fuse caches the tool's result, so the repeated call is free.", False,
+          "there is no cache: the repeated call is not run at all, and the tool log shows a single call."),
+}, hint="section 2 prints the calls with the fuse off and on.")
+
+question("03.q2", "In the parser incident, why did the 'good day' hide the bug?", {
+    "a": ("The DOTALL regex misreads only replies that go on past their Action line; well-formed replies parse right.",
+          True, "the bug needs text after the Action; a model that stops there never triggers it."),
+    "b": ("The hosted model had been fixed that day.", False,
+          "the parser was the same both days; the reply's shape, not the model's version, decided."),
+    "c": ("The search API refused long queries only on the good day.", False,
+          "the refusals came on the bad day, when the invented lines made the query thousands of characters long."),
+    "d": ("Temperature 0 makes a hosted model give the same reply every time.", False,
+          "section 4 says a hosted model at temperature 0 does not promise that; the stand-in is told which day it is."),
+}, hint="section 4, 'A bad day and a good day'.")

@@ -1,0 +1,94 @@
+"""The course's tools as an MCP server over stdio (the official `mcp` SDK).
+
+    python -m agentkit.mcp_server --store FOLDER [--faults]
+
+serves Search and Calculate (chapter 01) and the world's tools (agentkit.world) on a store in
+FOLDER (created with the sample notes if it holds none). Each tool takes one string, `input`, and
+returns text. Its effect becomes MCP tool annotations, which a client reads as hints:
+
+| effect | readOnlyHint | destructiveHint | openWorldHint |
+|--------|--------------|-----------------|---------------|
+| read   | true         | -               | false (WebSearch: true) |
+| write  | false        | false           | false         |
+| delete | false        | true            | false         |
+| send   | false        | false           | true          |
+
+`--faults` adds three tools that misbehave on purpose, to watch a client cope: Fail raises (the
+client gets an error result), Hang never answers, Crash ends the server process. All three claim
+readOnlyHint: true, which a client cannot check: annotations are the server's word. The server's
+instructions name its process id, so a client whose call hangs can stop it at once.
+Any MCP client can start it, e.g. the MCP Inspector: `npx @modelcontextprotocol/inspector python -m agentkit.mcp_server --store /tmp/notes`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from .tools import calculator, search
+from .world import SAMPLE_NOTES, World, world_executor
+
+HINTS = {
+    "read": {"read_only_hint": True, "open_world_hint": False},
+    "write": {"read_only_hint": False, "destructive_hint": False, "open_world_hint": False},
+    "delete": {"read_only_hint": False, "destructive_hint": True, "open_world_hint": False},
+    "send": {"read_only_hint": False, "destructive_hint": False, "open_world_hint": True},
+}
+
+
+def _one_string(func):
+    def tool(input: str) -> str:  # noqa: A002 - the field name every course tool schema uses
+        return func(input)
+
+    return tool
+
+
+def _fail(input: str) -> str:  # noqa: A002
+    raise RuntimeError(f"the tool broke on {input!r}")
+
+
+def _hang(input: str) -> str:  # noqa: A002
+    time.sleep(3600)
+    return "too late"
+
+
+def _crash(input: str) -> str:  # noqa: A002
+    os._exit(3)
+
+
+def build_server(world: World, faults: bool = False):
+    """An MCPServer with the course's tools on `world`, annotated with their effects."""
+    from mcp.server import MCPServer
+    from mcp.types import ToolAnnotations
+
+    server = MCPServer("agentkit-tools", instructions=f"The agent course's tools (server process {os.getpid()}).")
+    tools = world_executor(world)
+    tools.register("Search", search, "look up a person, place or fact in the course knowledge base")
+    tools.register("Calculate", calculator, "evaluate arithmetic such as (2024 - 1955) * 365")
+    for tool in tools.tools.values():
+        hints = dict(HINTS[tool.effect])
+        if tool.name == "WebSearch":
+            hints["open_world_hint"] = True  # read-only for the store, yet the query leaves the machine
+        server.add_tool(_one_string(tool.func), name=tool.name, description=tool.description,
+                        annotations=ToolAnnotations(**hints), structured_output=False)
+    if faults:
+        for name, func, text in [("Fail", _fail, "always raises an exception"),
+                                 ("Hang", _hang, "never answers"), ("Crash", _crash, "ends the server process")]:
+            server.add_tool(func, name=name, description=text,
+                            annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
+    return server
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Serve the course's tools over MCP (stdio).")
+    parser.add_argument("--store", required=True, help="folder of the notes store (created if missing)")
+    parser.add_argument("--faults", action="store_true", help="add the Fail, Hang and Crash tools")
+    args = parser.parse_args(argv)
+    fresh = not (Path(args.store) / "world.sqlite").exists()  # a new store starts with the sample notes
+    world = World(args.store, SAMPLE_NOTES if fresh else None)
+    build_server(world, args.faults).run("stdio")
+
+
+if __name__ == "__main__":
+    main()

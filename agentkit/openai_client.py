@@ -1,0 +1,121 @@
+"""The real client: any OpenAI-compatible chat endpoint, through the openai SDK."""
+from __future__ import annotations
+
+import json
+
+from . import tokens
+from .protocol import AssistantTurn, FunctionCall, LedgerLLM, LLMError, MissingSettingError
+from .settings import setting as _setting
+
+# What a learner should look at first, by HTTP status.
+STATUS_HINTS = {
+    401: "The server refused the key: LLM_API_KEY is probably wrong or expired. ",
+    403: "The server refused the key: LLM_API_KEY is probably wrong or lacks access to this model. ",
+    404: "Nothing there: most OpenAI-compatible servers want LLM_BASE_URL to end in /v1, "
+    "and LLM_MODEL_ID must be a model that server serves. ",
+    429: "Still rate-limited after the retries: wait a minute, or use AP_MODE=local or fake meanwhile. ",
+}
+
+
+class OpenAIChatLLM(LedgerLLM):
+    """Any OpenAI-compatible chat endpoint, through the openai SDK.
+
+    Settings come from arguments, else LLM_API_KEY / LLM_BASE_URL / LLM_MODEL_ID in
+    the environment, else a .env file. Token counts come from the server's usage.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        model: str | None = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+    ) -> None:
+        super().__init__()
+        api_key = api_key or _setting("LLM_API_KEY")
+        if not api_key:
+            raise MissingSettingError(
+                "LLM_API_KEY is not set. Export it (or put LLM_API_KEY=... in a .env file), "
+                "or use AP_MODE=fake for the offline stand-in."
+            )
+        model = model or _setting("LLM_MODEL_ID")
+        if not model:
+            raise MissingSettingError(
+                "LLM_MODEL_ID is not set. Export the model name your server serves, "
+                "e.g. LLM_MODEL_ID=deepseek-chat."
+            )
+        import openai
+
+        self.model = model
+        self.base_url = base_url or _setting("LLM_BASE_URL")
+        self.max_retries, self.timeout = max_retries, timeout
+        self.client = openai.OpenAI(
+            api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=max_retries
+        )
+
+    def _fail(self, what: str, hint: str = "", retried: bool = True) -> LLMError:
+        where = self.base_url or "the default OpenAI endpoint"
+        tries = f"after {self.max_retries} retries" if retried else "not retried: trying again would not help"
+        return LLMError(
+            f"{what} (model {self.model!r} at {where}, {tries}). {hint}"
+            "Check LLM_BASE_URL, LLM_MODEL_ID and LLM_API_KEY, and that the server is up."
+        )
+
+    def _request(self, create, **kwargs):
+        """Call an SDK endpoint; every failure becomes one LLMError that says what to check."""
+        import openai
+
+        try:
+            return create(model=self.model, **kwargs)
+        except openai.APIStatusError as e:
+            # The SDK retries only these statuses; a refused key or a wrong URL fails at once.
+            retried = e.status_code in (408, 409, 429) or e.status_code >= 500
+            hint = STATUS_HINTS.get(e.status_code, "")
+            raise self._fail(f"The server answered HTTP {e.status_code}: {str(e)[:200]}", hint, retried) from e
+        except openai.APITimeoutError as e:
+            raise self._fail(f"The request timed out (no reply within {self.timeout:g} s)") from e
+        except openai.APIConnectionError as e:
+            raise self._fail(f"Could not connect: {e}") from e
+        except openai.OpenAIError as e:
+            raise self._fail(f"The response could not be read: {e}") from e
+        except json.JSONDecodeError as e:  # the SDK lets a non-JSON body escape as this
+            raise self._fail(f"The response could not be read, it is not JSON: {e}") from e
+
+    def _complete(self, messages, temperature):
+        response = self._request(self.client.chat.completions.create, messages=messages, temperature=temperature)
+        try:
+            reply = response.choices[0].message.content
+            if not isinstance(reply, str):
+                raise TypeError(f"message content is {type(reply).__name__}")
+        except (AttributeError, IndexError, TypeError) as e:
+            raise self._fail(f"Malformed response, no message text ({e}): {str(response)[:200]}") from e
+        return reply, self._usage(messages, reply, getattr(response, "usage", None))
+
+    def _complete_with_tools(self, messages, tools, temperature, tool_choice):
+        extra = {"tool_choice": tool_choice} if tool_choice else {}
+        response = self._request(self.client.chat.completions.create, messages=messages, tools=tools,
+                                 temperature=temperature, **extra)
+        try:
+            message = response.choices[0].message
+            calls = [FunctionCall(c.id or "", c.function.name, c.function.arguments) for c in message.tool_calls or []]
+            turn = AssistantTurn(message.content or "", calls)
+        except (AttributeError, IndexError, TypeError) as e:
+            raise self._fail(f"Malformed response, no message or tool calls ({e}): {str(response)[:200]}") from e
+        return turn, self._usage(messages, turn.as_text(), getattr(response, "usage", None))
+
+    @staticmethod
+    def _usage(messages, reply, usage) -> dict:
+        if usage is None or usage.prompt_tokens is None:
+            return {
+                "prompt_tokens": tokens.count_messages(messages),
+                "completion_tokens": tokens.count_tokens(reply),
+                "note": "server sent no usage; counted locally with o200k_base",
+            }
+        details = getattr(usage, "prompt_tokens_details", None)
+        return {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens or 0,
+            "cached_tokens": (getattr(details, "cached_tokens", None) or 0) if details else 0,
+        }

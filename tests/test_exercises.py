@@ -1,0 +1,192 @@
+"""Self-check exercises: every check passes its worked solution, fails a typical wrong answer with the
+hint meant for it, says "not done yet" to the stub, and never raises on a half-written answer."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from agentkit import exercises
+from agentkit.exercises import NOT_DONE, check, progress, quiz, reset_progress
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def solutions(chapter: str) -> dict:
+    spec = importlib.util.spec_from_file_location(f"solutions_ch{chapter}", ROOT / "solutions" / f"ch{chapter}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SOLUTIONS
+
+
+def answer(id: str, value):
+    return quiz(id, value) if ".q" in id else check(id, value)
+
+
+# --- chapter 03: typical wrong answers, each with the hint it must get ---------------------------
+
+
+def last_only(actions):  # chapter 03's own fuse: it looks back one action
+    return len(actions) > 1 and actions[-1] == actions[-2]
+
+
+def no_normalising(actions):  # looks back two, but compares the raw strings
+    return actions[-1] in actions[-3:-1]
+
+
+def window_of_three(actions):  # catches every stutter, and kills a legitimate return too
+    key = lambda a: (a[0].lower(), " ".join(a[1].split()).casefold())
+    return key(actions[-1]) in [key(a) for a in actions[-4:-1]]
+
+
+def input_only(actions):  # forgets the tool: the same text sent to another tool is not a repeat
+    return " ".join(actions[-1][1].split()).casefold() in [" ".join(a[1].split()).casefold() for a in actions[-3:-1]]
+
+
+WRONG = [
+    ("03.predict", {"fuse off": (8, 8), "fuse on": (2, 2), "fuse on + fallback": (3, 1)}, "refused before its tool runs"),
+    ("03.predict", {"fuse off": (8, 8), "fuse on": (2, 1), "fuse on + fallback": (3, 2)}, "tools switched off"),
+    ("03.predict", {"fuse off": (5, 5), "fuse on": (2, 1), "fuse on + fallback": (3, 1)}, "nothing stops the stuck model"),
+    ("03.fuse", last_only, "compares with the previous action only"),
+    ("03.fuse", no_normalising, "normalise as section 2's tiny_react does"),
+    ("03.fuse", window_of_three, "look back at most two actions"),
+    ("03.fuse", input_only, "the same text sent to another tool is not a repeat"),
+    ("03.break", "Observation: invented\nThought: t\nAction: Search[Steve Jobs]", "must come AFTER the Action line"),
+    ("03.break", "Thought: done.\nAction: Finish[25185]\nObservation: invented", "calls Search"),
+    ("03.q1", "c", "by the content of the prompt only"),
+    ("03.q2", "b", "parser was the same both days"),
+]
+
+
+@pytest.mark.parametrize("id", sorted(solutions("03")))
+def test_every_worked_solution_passes_its_check(id):
+    verdict = answer(id, solutions("03")[id])
+    assert verdict.ok, verdict.text
+
+
+@pytest.mark.parametrize("id, wrong, hint", WRONG, ids=[f"{w[0]}-{i}" for i, w in enumerate(WRONG)])
+def test_a_typical_wrong_answer_fails_with_the_hint_meant_for_it(id, wrong, hint):
+    verdict = answer(id, wrong)
+    assert verdict.status == "wrong" and hint in verdict.text, verdict.text
+
+
+def test_every_exercise_and_question_has_a_solution_and_a_wrong_answer_tested():
+    exercises._load("03")
+    ids = {i for i in list(exercises.REGISTRY.exercises) + list(exercises.REGISTRY.questions) if i.startswith("03.")}
+    assert ids == set(solutions("03"))
+    assert ids == {id for id, _, _ in WRONG}
+    kinds = {e.kind for e in exercises.REGISTRY.exercises.values() if e.id.startswith("03.")}
+    assert kinds == {"predict", "build", "break"}
+
+
+def stub(actions):
+    raise NotImplementedError("your code here")
+
+
+@pytest.mark.parametrize("id, unsolved", [("03.predict", {"fuse off": ..., "fuse on": ..., "fuse on + fallback": ...}),
+                                          ("03.predict", None), ("03.fuse", stub), ("03.fuse", ...), ("03.break", None)])
+def test_the_stub_is_not_done_yet_never_correct(id, unsolved):
+    verdict = check(id, unsolved)
+    assert verdict.status == NOT_DONE and NOT_DONE in verdict.text
+
+
+@pytest.mark.parametrize("broken", [lambda actions: actions[7], lambda: True, lambda actions: 1 / 0, 42, "text"])
+def test_a_half_written_answer_never_raises_and_says_what_happened(broken):
+    verdict = check("03.fuse", broken)
+    assert verdict.status == "wrong"
+    assert "case:" in verdict.text and "hint:" in verdict.text
+
+
+def test_a_question_explains_every_option_once_answered_right_and_the_chosen_one_when_wrong():
+    wrong = quiz("03.q1", "a")
+    assert "is not it" in wrong.text and "Try again" in wrong.text and "d)" not in wrong.text
+    right = quiz("03.q1", "B)")
+    assert right.ok and all(f"  {letter})" in right.text for letter in "acd")
+    assert quiz("03.q1", "z").status == NOT_DONE
+
+
+def test_the_quiz_widget_checks_on_click(monkeypatch):
+    shown = quiz("03.q2")
+    assert "03.q2" in repr(shown) and "a)" in repr(shown)
+    box = shown.widget
+    choice, button, feedback = box.children[1], box.children[2], box.children[3]
+    button.click()
+    assert "Choose an option first" in feedback.value
+    choice.value = "b"
+    button.click()
+    assert "is not it" in feedback.value
+    choice.value = "a"
+    button.click()
+    assert "is right" in feedback.value
+
+
+def test_progress_is_kept_in_a_file_in_the_folder_and_reset_empties_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AGENTKIT_PROGRESS", raising=False)
+    reset_progress()
+    assert "0 of 5 done" in progress("03")
+    quiz("03.q1", "b")
+    check("03.fuse", last_only)
+    saved = json.loads((tmp_path / ".agentkit-progress.json").read_text())
+    assert saved == {"03.q1": "correct"}  # a wrong try is not saved
+    exercises.REGISTRY.done.clear()  # a new kernel: the file remembers
+    assert "done (earlier)" in progress("03") and "1 of 5 done" in progress("03")
+    (tmp_path / ".agentkit-progress.json").write_text("{not json")
+    assert "0 of 5 done" in progress("03")  # a damaged file is ignored, never an error
+    reset_progress()
+    assert not (tmp_path / ".agentkit-progress.json").exists()
+
+
+def test_an_unknown_exercise_names_the_known_ones():
+    with pytest.raises(KeyError, match="03.fuse"):
+        check("03.nope", 1)
+
+
+def test_the_instructors_command_runs_every_solution():
+    results = exercises.check_solutions(ROOT / "solutions")
+    assert results and all(status == "correct" for _, status in results)
+
+
+# --- the capstone ---------------------------------------------------------------------------------
+
+
+def plain_react(llm):  # a baseline as it is: it does not beat the best one within budget
+    from agentkit.react import ReActAgent
+    from agentkit.tools import default_executor
+    return ReActAgent(llm, default_executor(), max_steps=6)
+
+
+def dear_hybrid(llm):  # strong, and over the budget
+    from agentkit.hybrid import HybridAgent
+    from agentkit.tools import default_executor
+    return HybridAgent(llm, default_executor())
+
+
+def returns_the_answer(llm):  # a typical slip: runs the agent instead of returning it
+    return "1989"
+
+
+@pytest.mark.parametrize("build, hint", [(plain_react, "combine a cheap paradigm"), (dear_hybrid, "run a cheap one first"),
+                                         (returns_the_answer, "return the agent itself")])
+def test_the_capstone_check_fails_a_baseline_an_over_budget_design_and_a_slip(build, hint):
+    verdict = check("14.capstone", build)
+    assert verdict.status == "wrong" and hint in verdict.text, verdict.text
+
+
+def test_the_capstone_solution_beats_the_best_baseline_within_budget():
+    from agentkit.capstone import BUDGET, best_baseline, standing
+    mine = standing("solution", solutions("14")["14.capstone"])
+    best = best_baseline()
+    assert mine.tokens <= BUDGET and mine.success > best.success
+    assert check("14.capstone", solutions("14")["14.capstone"]).ok
+
+
+def test_the_capstone_tasks_are_new_data_that_the_stand_in_knows():
+    from agentkit.capstone import held_out_tasks
+    from agentkit.tasks import load_tasks
+    held, chapters = held_out_tasks(), load_tasks()
+    assert not {t.id for t in held} & {t.id for t in chapters}
+    assert not {t.question for t in held} & {t.question for t in chapters}
+    assert {t.category for t in held} == {t.category for t in chapters}
