@@ -102,7 +102,7 @@ for cell in json.load(open(sys.argv[1], encoding="utf-8"))["cells"]:
         source = "".join(cell["source"]).replace("%matplotlib inline", "")  # MPLBACKEND=Agg instead
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            ok = shell.run_cell(source, store_history=False).success
+            ok = shell.run_cell(source, silent=True).success  # silent: no Out[] text, as in a kernel's stdout
         report["cells"].append({"ok": ok, "stdout": out.getvalue()})
 print(json.dumps(report))
 """
