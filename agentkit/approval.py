@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from .react import ReActAgent
+from .text import shorten
 from .tools import ERROR_PREFIX
 
 VERDICTS = ("run", "deny", "dry_run", "ask")
@@ -129,11 +130,6 @@ class Replayed:
 # --- the gate ---------------------------------------------------------------------
 
 
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 class GatedExecutor:
     """A ToolExecutor whose side-effecting tools run only when the policy allows it."""
 
@@ -168,7 +164,7 @@ class GatedExecutor:
     def _source(self, tool: str) -> str:
         for old in reversed(self.ledger):
             if old.verdict == "ran" and tool.lower() in old.observation.lower():
-                return f"call {old.number}: {old.tool}[{_short(old.argument, 40)}] named {tool} in its output"
+                return f"call {old.number}: {old.tool}[{shorten(old.argument, 40)}] named {tool} in its output"
         return f"no earlier tool output named {tool}: the model's own idea"
 
     def run(self, name: str, argument: str) -> str:
@@ -193,7 +189,7 @@ class GatedExecutor:
         elif verdict.action == "dry_run":
             output, outcome = f"dry run, nothing changed: {tool.name}[{argument}] {call.dry_run}", "dry run"
         else:
-            output, outcome = (f"{ERROR_PREFIX} {tool.name}[{_short(argument, 60)}] was not run: it would "
+            output, outcome = (f"{ERROR_PREFIX} {tool.name}[{shorten(argument, 60)}] was not run: it would "
                                f"{tool.effect}, and it was denied ({verdict.by}). Nothing changed. "
                                "Go on without it, or tell the user what you wanted to do."), "denied"
         self._record(Decision(number, call.tool, argument, call.effect, outcome, verdict.by, call.dry_run,
@@ -229,7 +225,7 @@ class GatedExecutor:
         """The ledger, one line per call."""
         lines = [f"{'#':>2} {'call':34} {'effect':6} {'verdict':8} by"]
         for d in self.ledger:
-            lines.append(f"{d.number:>2} {_short(f'{d.tool}[{d.argument}]', 34):34} {d.effect:6} {d.verdict:8} {d.by}")
+            lines.append(f"{d.number:>2} {shorten(f'{d.tool}[{d.argument}]', 34):34} {d.effect:6} {d.verdict:8} {d.by}")
         return "\n".join(lines)
 
 

@@ -17,10 +17,13 @@ The layers, outside in:
   `_posixsubprocess.fork_exec` itself, gets past it, and then the layers above still hold. Nothing
   but the guard keeps the code off the network.
 
-Damage limitation for honest mistakes, NOT a security boundary: the child shares our kernel,
+Damage limitation for honest mistakes, NOT a security boundary (a red-team pass escaped the guard:
+a relative write after `chdir`, a readable `.env`, a name lookup, `ctypes`): the child shares our kernel,
 filesystem (read access) and network, and for a normal user it runs as that user: code that gets
 past the guard can signal the user's processes, its supervisor included (then `survivors` is None,
-unknown). For hostile code use a container, gVisor, a Firecracker microVM or a remote executor.
+unknown). Chapter 05 keeps it to show why a guard is not a boundary; model-written code runs in
+`agentkit.wasm_sandbox` (WebAssembly). For hostile code that needs more, use a container, gVisor, a
+Firecracker microVM or a remote executor.
 """
 from __future__ import annotations
 
@@ -93,6 +96,10 @@ def run_code(
     """
     if not isinstance(code, str) or (expression is not None and not isinstance(expression, str)):
         raise TypeError("code and expression must be strings")
+    for name, value in {"timeout_s": timeout_s, "memory_mb": memory_mb, "max_processes": max_processes,
+                        "max_file_mb": max_file_mb}.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+            raise ValueError(f"{name} must be a positive, finite number, got {value!r}")  # -1 would mean no limit
     user = _run_as()
     job = {
         "code": code,
@@ -130,6 +137,8 @@ def run_code(
         try:
             parsed = json.loads(report_text)
             value, error = parsed["value"], parsed["error"]
+        except RecursionError:
+            error = "the report is nested too deeply to read"
         except (ValueError, KeyError, TypeError):
             error = _death_reason(verdict["exit_code"], max_file_mb, stderr)
     return SandboxResult(output, value, error, verdict["timed_out"], verdict["duration_s"], verdict["exit_code"],

@@ -88,7 +88,21 @@ def native(llm, tmp_path):
     return agent.run(CHECKPOINT_QUESTION, verbose=False), agent.stop_reason, len(agent.trace)
 
 
-RECIPES = {"ReActAgent": react, "NativeReActAgent": native, "PlanAndSolveAgent": plan_and_solve, "PlanAndExecuteAgent": plan_and_execute,
+def pausable(llm, tmp_path):
+    from agentkit.approval import GatedExecutor, PausableAgent, deny_side_effects
+    from agentkit.scripts.world import STANDUP_QUESTION
+    from agentkit.world import World, world_executor
+
+    world = World(tmp_path, {"plan": "Ship on Friday."})
+    try:
+        agent = PausableAgent(llm, GatedExecutor(world_executor(world), deny_side_effects, world.dry_run))
+        status = agent.start(STANDUP_QUESTION)
+        return status, agent.answer, [(d.tool, d.verdict) for d in agent.tools.ledger], world.notes()
+    finally:
+        world.close()
+
+
+RECIPES = {"ReActAgent": react, "PausableAgent": pausable, "NativeReActAgent": native, "PlanAndSolveAgent": plan_and_solve, "PlanAndExecuteAgent": plan_and_execute,
            "ReflectionAgent": reflection, "ReflexionAgent": reflexion}
 
 

@@ -308,7 +308,7 @@ def test_a_real_time_signal_is_a_result_not_an_exception():
     assert result.error == "killed by SIGRTMIN+6" and result.exit_code == -(signal.SIGRTMIN + 6)
 
 
-# The exact refusal notebook 05 shows: keep it stable.
+# The guard's refusal of a socket, word for word.
 NO_NETWORK = "PermissionError: sandbox guard: socket.socket is not allowed (no network)"
 
 
@@ -376,3 +376,15 @@ for pid in ({os.getpid()}, os.getppid()):  # us, then the supervisor (through a 
     assert uid not in (0, pwd.getpwnam("nobody").pw_uid)  # `nobody` is shared with other programs
     assert second[0] != uid and groups == [] and gid != 0
     assert reached == []
+
+
+@pytest.mark.parametrize("limit", [{"memory_mb": -1}, {"memory_mb": 0}, {"timeout_s": 0}, {"max_processes": -1},
+                                   {"max_file_mb": -1}, {"timeout_s": float("inf")}])
+def test_a_limit_that_is_no_limit_is_refused(limit):
+    with pytest.raises(ValueError):  # -1 would set RLIMIT_INFINITY: no limit at all
+        run_code("print(1)", **limit)
+
+
+def test_a_deeply_nested_report_is_a_clear_error():
+    code = "import os\nos.write(3, b'{\"value\": ' + b'[' * 100_000 + b']' * 100_000 + b', \"error\": null}')\nos._exit(0)"
+    assert run_code(code).error == "the report is nested too deeply to read"

@@ -326,6 +326,13 @@ EXERCISE_EDITS = {
         'my_fuse = lambda actions: key(actions[-1]) in [key(a) for a in actions[-3:-1]]\ncheck("03.fuse", my_fuse)',
         ["correct", "ledgers"],
     )],
+    "01_tools": [(
+        "01.predict",
+        'prediction = {"entries in tools.log": 8, "ok": 8, "error observations": 0}\ncheck("01.predict", prediction)',
+        ["not yet", "hint:"],
+        'prediction = {"entries in tools.log": 8, "ok": 3, "error observations": 5}\ncheck("01.predict", prediction)',
+        ["correct"],
+    )],
 }
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-CHAPTERS = ["00", "01", "02", "03", "14"]  # chapters with a "Check yourself" section, each a module chNN here
+CHAPTERS = ["00", "01", "02", "03", "04", "06", "07", "14"]  # chapters with a "Check yourself" section, each a module chNN here
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
 
@@ -162,11 +162,20 @@ def check(id: str, answer) -> Verdict:
     except NotDone:
         verdict = Verdict(id, NOT_DONE, f"{head}: {NOT_DONE}. {ex.task}")
     except Fail as f:
-        verdict = Verdict(id, "wrong", "\n".join([
-            f"{head}: not yet.", f"  case:     {f.case}", f"  expected: {f.expected}",
-            f"  yours:    {f.got}", f"  hint:     {f.hint}"]))
+        verdict = _wrong(id, head, f)
+    except Exception as e:  # noqa: BLE001 - a check never raises: an answer of a shape no checker foresaw is wrong
+        verdict = _wrong(id, head, Fail("your answer", "the shape the exercise cell shows",
+                                        f"{answer!r:.100}, which the check could not read ({type(e).__name__}: {e})",
+                                        "keep the shape of the exercise cell's stub: the same keys, and a pair where "
+                                        "it asks for a pair."))
     _record(id, verdict.status)
     return verdict
+
+
+def _wrong(id: str, head: str, f: Fail) -> Verdict:
+    return Verdict(id, "wrong", "\n".join([
+        f"{head}: not yet.", f"  case:     {f.case}", f"  expected: {f.expected}",
+        f"  yours:    {f.got}", f"  hint:     {f.hint}"]))
 
 
 def answer_question(id: str, letter: str) -> Verdict:

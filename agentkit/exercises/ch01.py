@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import ast
-import math
 import operator
 
-from ..tools import calculator, default_executor, is_error
+from ..tools import default_executor, is_error
 from . import Fail, NotDone, call, exercise, question
 
 # --- 01.predict: what the registry's log holds ----------------------------------------------------

@@ -1,0 +1,247 @@
+"""Chapter 04's exercises: a prediction read from the ledgers, a plan validator to build, failures to inject,
+two questions."""
+from __future__ import annotations
+
+from ..modes import get_llm
+from ..plan import (MAX_PLAN_STEPS, PLANNER_PROMPT, PLANNER_ROLE, REPLAN_HEADER, Executor,
+                    PlanAndExecuteAgent, StepResult, inject_failure, parse_plan)
+from ..scripts.plan import APPLES_QUESTION, YEARS_QUESTION, YEARS_TOOL_CALLS
+from ..tools import default_executor
+from . import Fail, NotDone, call, exercise, question
+
+# --- 04.predict: what an injected failure costs, from the ledgers ------------------------------
+
+PREDICT_SETTINGS = {  # name -> (failing step, failures (None: always), agent options)
+    "step 2 fails once, max_attempts=1": (2, 1, dict(max_attempts=1)),
+    "step 2 always fails, max_attempts=3": (2, None, dict(max_attempts=3)),
+    "step 3 always fails, max_replans=0": (3, None, dict(max_replans=0)),
+}
+
+
+def injected(failing_step: int, failures, **options) -> PlanAndExecuteAgent:
+    """Chapter 04's years task on the stand-in, with the tool of `failing_step` failing `failures` times."""
+    tools = default_executor()
+    if failing_step:
+        tool, text = YEARS_TOOL_CALLS[failing_step - 1]
+        inject_failure(tools, tool, text, failures)
+    agent = PlanAndExecuteAgent(get_llm("fake"), tools, **options)
+    agent.run(YEARS_QUESTION, verbose=False)
+    return agent
+
+
+def failure_costs() -> dict:
+    """(LLM calls, tool calls) of each setting, counted from the ledgers."""
+    costs = {}
+    for name, (step, failures, options) in PREDICT_SETTINGS.items():
+        agent = injected(step, failures, **options)
+        costs[name] = (len(agent.llm.calls), len(agent.tools.log))
+    return costs
+
+
+WHY = {
+    "step 2 fails once, max_attempts=1":
+        "one try in total means no retry: the single failure goes straight to the planner. "
+        "1 plan + 2 per step try (an action, then a finish) x 4 tries + 1 replan = 10 LLM calls, one tool call per try",
+    "step 2 always fails, max_attempts=3":
+        "every try of step 2 fails, three tries in total, then one replan routes around the broken search: "
+        "1 + 2 + 3 x 2 + 1 + 2 + 2 = 14 LLM calls; 1 + 3 + 1 + 1 = 6 tool calls",
+    "step 3 always fails, max_replans=0":
+        "two tries of step 3 fail and the replan budget is 0, so no planner call follows and the run stops: "
+        "1 + 2 + 2 + 2 x 2 = 9 LLM calls; 1 + 1 + 2 = 4 tool calls",
+}
+
+
+@exercise("04.predict", "predict", "What an injected failure costs",
+          "Set `prediction` to {setting: (LLM calls, tool calls)} for the three settings, before running anything.")
+def _predict(prediction):
+    if not isinstance(prediction, dict):
+        raise Fail("the prediction", "a dict {setting: (LLM calls, tool calls)}", type(prediction).__name__,
+                   "copy the dict from the exercise cell and fill in the numbers.")
+    truth = failure_costs()
+    for name, actual in truth.items():
+        guess = prediction.get(name)
+        if guess is None or guess is Ellipsis:
+            raise NotDone()
+        try:
+            guess = tuple(int(x) for x in guess)
+            if len(guess) != 2:
+                raise ValueError(f"{len(guess)} numbers")
+        except (TypeError, ValueError):
+            raise Fail(name, "a pair of whole numbers", repr(guess), "write (LLM calls, tool calls).") from None
+        if guess != actual:
+            off = f"LLM calls off by {guess[0] - actual[0]:+d}, tool calls off by {guess[1] - actual[1]:+d}"
+            raise Fail(name, f"{actual} from the ledgers", f"{guess} ({off})",
+                       WHY[name] + ". Section 6's run without failures shows what one step try costs.")
+    return f"The ledgers agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
+
+
+# --- 04.validate: a plan validator ---------------------------------------------------------------
+
+ACCEPT = [  # (planner reply, the steps; what the case is)
+    ('Sure! Here is the plan:\n```json\n["count the apples", "subtract 20", "add 6"]\n```\nGood luck.',
+     ["count the apples", "subtract 20", "add 6"], "a list in a code fence, with prose around it"),
+    ('[{"step": 1, "task": "look up the year"}, {"step": 2, "task": "subtract"}]',
+     ["look up the year", "subtract"], "a list of {\"step\", \"task\"} objects"),
+    ('Plan [draft 2]:\n["find the start", "add the rest"]',
+     ["find the start", "add the rest"], "a bracket in the prose before the list"),
+    (str(["one step"] * MAX_PLAN_STEPS).replace("'", '"'), ["one step"] * MAX_PLAN_STEPS,
+     f"exactly {MAX_PLAN_STEPS} steps, the most a plan may have"),
+]
+REJECT = [  # (planner reply; what the case is; the hint)
+    ("[]", "an empty plan",
+     "a plan of 0 steps is no plan: raise ValueError (section 3, 'Validate the plan')."),
+    (str([f"step {i}" for i in range(1, 3 * MAX_PLAN_STEPS + 1)]).replace("'", '"'), "a plan of 30 steps",
+     f"a plan needs 1 to {MAX_PLAN_STEPS} steps; a longer one is a runaway bill (section 3, 'Validate the plan')."),
+    ("I would first look up both years and then subtract them.", "prose with no list at all",
+     "no list in the reply means no plan: raise ValueError, not another exception (section 3)."),
+    ('["look up the year", 42, "subtract"]', "a step that is a number, not a task",
+     "every step must be a non-empty string or a {\"step\", \"task\"} object; anything else is no plan "
+     "(section 3)."),
+    ('["look up the year", "   ", "subtract"]', "a step that is only spaces",
+     "every step must be a non-empty string: strip it, and reject what is left empty (section 3)."),
+]
+ACCEPT_HINTS = [
+    "look inside a ```json fence first, then for the first '[' that starts a JSON list (section 1's tiny_parse_plan).",
+    "an object step counts by its \"task\": return the task texts, not the dicts (section 3's table).",
+    "not every '[' starts the list: try each '[' until one decodes as a JSON list "
+    "(json.JSONDecoder().raw_decode(text, index)); section 1's parser tries the first one only.",
+    f"{MAX_PLAN_STEPS} steps is still a valid plan: the limit is 1 to {MAX_PLAN_STEPS}, both included.",
+]
+
+
+def _rejects(parse, raw: str, what: str, hint: str) -> str:
+    """The learner's parser must raise ValueError quoting the reply; returns the message."""
+    try:
+        steps = parse(raw)
+    except NotImplementedError as e:
+        raise NotDone(str(e)) from None
+    except ValueError as e:
+        message = str(e)
+        if raw[:20] not in message and repr(raw[:20])[1:-1] not in message:
+            raise Fail(f"{what}: {raw[:60]!r}", "a ValueError that quotes the start of the reply",
+                       f"ValueError({message[:100]!r})", "quote the raw reply in the message, so whoever reads the "
+                       "error sees what the model actually wrote (section 3).") from None
+        return message
+    except Exception as e:  # noqa: BLE001 - the learner's code may raise anything
+        raise Fail(f"{what}: {raw[:60]!r}", "ValueError", f"{type(e).__name__}: {e}", hint) from None
+    raise Fail(f"{what}: {raw[:60]!r}", "ValueError (no valid plan)", f"returned {steps!r:.100}", hint)
+
+
+@exercise("04.validate", "build", "A plan validator",
+          "Write `my_parse_plan(raw)`: the list of step texts, or a ValueError that quotes the reply.")
+def _validate(parse):
+    if not callable(parse):
+        raise Fail("your answer", "a function my_parse_plan(raw) -> list of str", repr(parse), "define it with def.")
+    for (raw, steps, what), hint in zip(ACCEPT, ACCEPT_HINTS):
+        got = call(parse, raw, case=what, hint=hint)
+        if got != steps:
+            raise Fail(f"{what}: {raw[:60]!r}", repr(steps), f"{got!r:.120}", hint)
+    for raw, what, hint in REJECT:
+        _rejects(parse, raw, what, hint)
+    # The live run: Plan-and-Solve on the apples question, with your parser between planner and executor.
+    llm = get_llm("fake")
+    raw = llm.think(PLANNER_PROMPT.format(role=PLANNER_ROLE, max_steps=MAX_PLAN_STEPS, tools="",
+                                          question=APPLES_QUESTION))
+    plan = call(parse, raw, case="the stand-in planner's reply to the apples question", hint=ACCEPT_HINTS[0])
+    if plan != parse_plan(raw):
+        raise Fail("the stand-in planner's reply to the apples question", repr(parse_plan(raw)), f"{plan!r:.120}",
+                   ACCEPT_HINTS[0])
+    executor, done = Executor(llm), []
+    for index, step in enumerate(plan):
+        done.append(StepResult(step, executor.execute(APPLES_QUESTION, plan, done, index)))
+    return (f"With your parser, the stand-in's plan has {len(plan)} steps, so Plan-and-Solve costs 1 + {len(plan)} = "
+            f"{1 + len(plan)} calls, and the ledger holds {len(llm.calls)}; the answer: {done[-1].result!r}. "
+            "Every bad plan was refused before a single executor call was spent on it.")
+
+
+# --- 04.replan: inject a failure that forces two replans, and still get the answer ------------------
+
+REPLAN_HINTS = {
+    "tool": "the injection wraps a registered tool: the years task uses Search and Calculate (section 5).",
+    "failures": "failures is a whole number of failing calls, or None for every call.",
+    "never": "the failure never fired: the text must appear in a tool's INPUT (what the Action sent, e.g. "
+             "Search[Alan Turing]), not in the step's wording. Section 6 prints every tool call with its input.",
+    "retried": "a retry absorbed the failure: with max_attempts=2 a step gets two tries in total, so a tool "
+               "that fails only once is a transient failure, and no replan follows (section 6).",
+    "routed": "the new plan routed around your failure: its step sent a tool input your text does not catch. "
+              "Compare the plans in section 6, and choose a text that is in the old query and in the new one.",
+    "ran out": "your failures ran out during the second plan: each plan gives the failing step max_attempts=2 "
+               "tries, so count the tries the first two plans take.",
+    "budget": "the failure outlasted the replan budget (max_replans=2) and the run stopped without an answer: "
+              "let the tool fail a limited number of times, so that the third plan gets through.",
+}
+
+
+@exercise("04.replan", "break", "Two replans, then the answer",
+          "Set `injection` to {\"tool\": ..., \"text\": ..., \"failures\": ...}: two replans, and the answer still 97.")
+def _replan(injection):
+    if not isinstance(injection, dict):
+        raise Fail("your answer", 'a dict {"tool": ..., "text": ..., "failures": ...}', type(injection).__name__,
+                   "copy the dict from the exercise cell and fill it in.")
+    if any(injection.get(key, ...) is ... for key in ("tool", "text", "failures")):
+        raise NotDone()
+    tool, text, failures = injection["tool"], injection["text"], injection["failures"]
+    if tool not in ("Search", "Calculate"):
+        raise Fail("the tool", "Search or Calculate", repr(tool), REPLAN_HINTS["tool"])
+    if not isinstance(text, str) or not text:
+        raise Fail("the text", "a non-empty str", repr(text), "the text that a tool input must contain to fail.")
+    if failures is not None and (not isinstance(failures, int) or isinstance(failures, bool) or failures < 1):
+        raise Fail("failures", "a whole number of at least 1, or None", repr(failures), REPLAN_HINTS["failures"])
+    tools = default_executor()
+    inject_failure(tools, tool, text, failures)
+    agent = PlanAndExecuteAgent(get_llm("fake"), tools)
+    agent.run(YEARS_QUESTION, verbose=False)
+    failed = [c for c in agent.tools.log if not c.ok]
+    case = f"{tool} inputs containing {text!r}, failing {'always' if failures is None else f'{failures} time(s)'}"
+    shown = (f"{agent.replans} replan(s), {len(failed)} failed tool call(s), stop: {agent.stop_reason}; tool calls: "
+             + ", ".join(f"{c.tool}[{c.argument}]{'' if c.ok else ' (failed)'}" for c in agent.tools.log))
+    expected = "two replans, then the answer 97"
+    if not failed:
+        raise Fail(case, expected, shown, REPLAN_HINTS["never"])
+    if agent.replans == 0:
+        raise Fail(case, expected, shown, REPLAN_HINTS["retried"])
+    if agent.stop_reason != "finished":
+        raise Fail(case, expected, shown, REPLAN_HINTS["budget"])
+    if agent.replans == 1:
+        ran_out = failures is not None and len(failed) >= failures
+        raise Fail(case, expected, shown, REPLAN_HINTS["ran out" if ran_out else "routed"])
+    if "97" not in agent.answer:  # no setting found gives a wrong answer; said plainly if one ever does
+        raise Fail(case, expected, f"{shown}; answer {agent.answer[:80]!r}", REPLAN_HINTS["routed"])
+    reasons = [c.prompt.split("Why it failed: ", 1)[-1].strip() for c in agent.llm.calls if REPLAN_HEADER in c.prompt]
+    healthy = len(injected(0, None).llm.calls)
+    always = default_executor()
+    inject_failure(always, tool, text, None)
+    endless = PlanAndExecuteAgent(get_llm("fake"), always)
+    endless.run(YEARS_QUESTION, verbose=False)
+    return (f"The tool log shows {len(failed)} failed calls, and the ledger {len(agent.llm.calls)} LLM calls against "
+            f"{healthy} without a failure: {len(reasons)} replan calls, each told why ({reasons[-1][:90]!r}), and "
+            f"the run still finished: {agent.answer!r}. With the same text failing every time, the run stops "
+            f"[{endless.stop_reason}] after {len(endless.llm.calls)} calls: {endless.answer[:70]!r}...")
+
+
+# --- concept questions ----------------------------------------------------------------------------
+
+question("04.q1", "Delete the line that carries earlier results into the executor's prompt. What happens?", {
+    "a": ("The executor raises a KeyError: the prompt template needs the results.", False,
+          "the template only needs a context string, and it still gets one; nothing in the code notices the loss."),
+    "b": ("The same number of calls, no error, and a wrong answer.", True,
+          "each step is still one call and every reply is a fluent sentence; only the numbers are wrong, so a "
+          "test has to read the prompts in the ledger to notice (section 2)."),
+    "c": ("The planner notices the missing results and replans.", False,
+          "Plan-and-Solve never calls the planner again; and no step fails, it only answers without the running count."),
+    "d": ("More calls: the executor asks again for the results it did not get.", False,
+          "the executor is one call per step whatever its prompt holds: the ledger shows 4 calls both ways."),
+}, hint="section 2, 'Delete the carry-over line: nothing crashes'.")
+
+question("04.q2", "On the years task, Plan-and-Execute spends more tokens than ReAct (section 7). Why?", {
+    "a": ("JSON plans cost more tokens than plain text.", False,
+          "the plan is written once, in one call; what adds up is what every step prompt re-sends."),
+    "b": ("The plan re-sends every earlier Observation in full.", False,
+          "it re-sends the earlier results, one short sentence each; ReAct is the one that re-sends every Observation."),
+    "c": ("A replan happened in that run.", False,
+          "section 7 compares the run without failures: replans=0."),
+    "d": ("Every step starts its own ReAct, which re-sends the role prompt, the tools, the question and the plan, "
+          "and a step takes two calls.", True,
+          "that fixed price per step is larger than the history it saves on a three-step task; long Observations "
+          "and many steps would turn it around."),
+}, hint="section 7, the last column of the table and the chart after it.")

@@ -1,0 +1,300 @@
+"""Chapter 06's exercises: a prediction read from the store and the ledger, a lesson parser and an eviction
+rule to build, a store to pollute, two questions."""
+from __future__ import annotations
+
+import re
+
+from ..lessons import LESSON_FIELDS, LessonStore
+from ..modes import get_llm
+from ..react import ReActAgent
+from ..reflexion import ReflexionAgent, exact_match, format_lessons, parse_lesson, reflection_messages
+from ..scripts.reflexion import TURING_QUESTION
+from ..widgets.reflexion import MAX_TRIALS, TURING_GOLD, WRONG_LESSONS
+from . import Fail, NotDone, call, exercise, question
+
+IN_MEMORY = ":memory:"  # SQLite's own in-memory database: a fresh store per check, nothing on disk
+
+
+def polluted(lesson: dict, confidence: float = 0.9, threshold: float = 0.3):
+    """Section 7's run: `lesson` injected into a fresh store, then the Turing trials. (result, injected id, history)."""
+    with LessonStore(IN_MEMORY, threshold=threshold) as store:
+        injected = store.add(**lesson, confidence=confidence, source="injected", trial=0)
+        result = ReflexionAgent(get_llm("fake"), store=store, max_trials=MAX_TRIALS).run(
+            TURING_QUESTION, TURING_GOLD, verbose=False)
+        return result, injected, store.history()
+
+
+def followed(trial, lesson_id: int) -> bool:
+    """Did a Thought of this trial name the lesson ("Applying L1")? Read from the trial's ledger entries."""
+    return any(re.search(rf"\bApplying L{lesson_id}\b", c.reply) for c in trial.calls)
+
+
+# --- 06.predict: how long a wrong lesson lives, from the store and the ledger ---------------------
+
+PREDICT_SETTINGS = {"confidence 0.7, threshold 0.3": (0.7, 0.3), "confidence 0.5, threshold 0.4": (0.5, 0.4),
+                    "confidence 0.9, threshold 0.1": (0.9, 0.1)}
+
+
+def pollution_costs() -> dict:
+    """(trial of the first right answer, LLM calls in all) of each setting, with the panel's default wrong lesson."""
+    costs = {}
+    for name, (confidence, threshold) in PREDICT_SETTINGS.items():
+        result, _, _ = polluted(WRONG_LESSONS["count the birth year"], confidence, threshold)
+        costs[name] = (result.trials_to_success, sum(len(t.calls) for t in result.trials))
+    return costs
+
+
+WHY = {
+    "confidence 0.7, threshold 0.3": "0.7, 0.5, then exactly 0.3, which is not below the threshold: the lesson "
+                                     "stays for a third failure (0.1) and is evicted after trial 3",
+    "confidence 0.5, threshold 0.4": "one failure takes it to 0.3, below 0.4: evicted after trial 1",
+    "confidence 0.9, threshold 0.1": "0.9, 0.7, 0.5, 0.3, then exactly 0.1, still not below: a fifth failure "
+                                     "(0.0, confidence never goes below 0) evicts it",
+}
+COST = ("a failed trial costs 3 ReAct calls (Search, Calculate, Finish) plus 1 reflection call, the right "
+        "trial 3, and the first right trial is the one after the eviction")
+
+
+@exercise("06.predict", "predict", "How long a wrong lesson lives",
+          "Set `prediction` to {setting: (trial of the first right answer, LLM calls in all)}, before running anything.")
+def _predict(prediction):
+    if not isinstance(prediction, dict):
+        raise Fail("the prediction", "a dict {setting: (first right trial, LLM calls)}", type(prediction).__name__,
+                   "copy the dict from the exercise cell and fill in the numbers.")
+    truth = pollution_costs()
+    for name, actual in truth.items():
+        guess = prediction.get(name)
+        if guess is None or guess is Ellipsis:
+            raise NotDone()
+        try:
+            guess = tuple(int(x) for x in guess)
+            if len(guess) != 2:
+                raise ValueError(f"{len(guess)} numbers")
+        except (TypeError, ValueError):
+            raise Fail(name, "a pair of whole numbers", repr(guess),
+                       "write (trial of the first right answer, LLM calls in all).") from None
+        if guess != actual:
+            off = f"trial off by {guess[0] - actual[0]:+d}, LLM calls off by {guess[1] - actual[1]:+d}"
+            hint = WHY[name] if guess[0] != actual[0] else COST
+            raise Fail(name, f"{actual} from the store and the ledger", f"{guess} ({off})",
+                       f"{hint}. Section 7 explains penalty and threshold; LessonStore's signature has the defaults.")
+    return f"The store and the ledger agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items()) + \
+        f" And {COST}."
+
+
+# --- 06.parse: a lesson parser that never raises --------------------------------------------------
+
+LESSON = {"trigger": "asked for an age at a dated event", "error_type": "off by one",
+          "fix": "compare the month and day with the birthday", "applies_to": "age questions"}
+PARSE_CASES = [  # (reply, the lesson or None; what the case is; the hint)
+    ('Here is the lesson:\n```json\n{"trigger": "asked for an age at a dated event", "error_type": "off by one", '
+     '"fix": "compare the month and day with the birthday", "applies_to": "age questions"}\n```\nHope it helps.',
+     LESSON, "one JSON object in a code fence, with prose around it",
+     "a model wraps its JSON in prose and fences: take the text from the first '{' to the last '}' (section 2)."),
+    ('{"trigger": "asked  for an age\\tat a dated event", "error_type": "off\\nby one", '
+     '"fix": "compare the month and day with the birthday", "applies_to": "age questions", "confidence": 0.9}',
+     LESSON, "extra keys, and values with tabs, newlines and double spaces",
+     "keep exactly the four fields (trigger, error_type, fix, applies_to), each with its whitespace folded to "
+     "single spaces (' '.join(value.split())): a lesson is a line of a later prompt (section 2)."),
+    ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "check the day"}', None,
+     "a lesson without applies_to",
+     "a lesson needs all four fields; a missing one means no lesson: return None (section 2)."),
+    ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "   ", "applies_to": "ages"}', None,
+     "a fix that is only spaces", "an empty field is no lesson: fold the whitespace, then return None if any "
+     "field is left empty (section 2)."),
+    ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "check the day", "applies_to": "ages",}',
+     None, "JSON with a trailing comma", "a parser never raises (section 2: parse_lesson returns None): "
+     "catch the JSON error and return None."),
+    ("I am not sure what went wrong in this trial.", None, "a reply with no JSON at all",
+     "no object in the reply means no lesson: return None, never raise (section 2)."),
+    (None, None, "no reply at all (None)", "the parser never raises, whatever it is given: None is no lesson."),
+    ('["check the day", "subtract the years"]', None, "a JSON list, not an object",
+     "a lesson is one JSON object with four fields; anything else is None (section 2)."),
+]
+
+
+@exercise("06.parse", "build", "A lesson parser that never raises",
+          "Write `my_parse_lesson(reply)`: a dict of the four fields, or None; it must never raise.")
+def _parse(parse):
+    if not callable(parse):
+        raise Fail("your answer", "a function my_parse_lesson(reply) -> dict or None", repr(parse),
+                   "define it with def.")
+    for reply, lesson, what, hint in PARSE_CASES:
+        got = call(parse, reply, case=f"{what}: {reply!r:.70}", hint=hint)
+        if got != lesson:
+            raise Fail(f"{what}: {reply!r:.70}", repr(lesson), f"{got!r:.140}", hint)
+    # The live run: the stand-in's failed trial, its reflection through your parser, and the next trial.
+    llm = get_llm("fake")
+    first = ReActAgent(llm, max_steps=5)
+    answer = first.run(TURING_QUESTION, verbose=False)
+    reply = llm.think(reflection_messages(TURING_QUESTION, first.trace, answer))
+    lesson = call(parse, reply, case="the stand-in's reflection on the failed Turing trial", hint=PARSE_CASES[0][3])
+    if lesson != parse_lesson(reply):
+        raise Fail("the stand-in's reflection on the failed Turing trial", repr(parse_lesson(reply)),
+                   f"{lesson!r:.140}", PARSE_CASES[0][3])
+    with LessonStore(IN_MEMORY) as store:
+        store.add(**lesson)
+        retry = ReActAgent(llm, max_steps=5)
+        again = retry.run(TURING_QUESTION, verbose=False, hints=format_lessons(store.relevant(TURING_QUESTION)))
+    return (f"Trial 1 answered {answer} (gold {TURING_GOLD}); your parser turned the reflection into a lesson "
+            f"whose fix is {lesson['fix']!r}; trial 2, with it in the prompt, answered {again} "
+            f"({'right' if exact_match(again, TURING_GOLD) else 'wrong'}). The ledger: {len(llm.calls)} calls in all.")
+
+
+# --- 06.evict: the confidence rule ------------------------------------------------------------------
+
+EVICT_CASES = [  # (confidence, success, threshold) -> what the store does; what the case is; the hint
+    ((0.5, True, 0.3), "a success", "a success adds reward (0.1 by default) to the confidence (section 7)."),
+    ((0.5, False, 0.3), "a failure that lands exactly on the threshold",
+     "evicted means strictly BELOW the threshold: a lesson at exactly the threshold stays (section 7)."),
+    ((0.95, True, 0.3), "a success near the top", "a confidence stays between 0 and 1: clamp it at 1."),
+    ((0.1, False, 0.1), "a failure near the bottom", "a confidence stays between 0 and 1: clamp it at 0."),
+    ((0.3, False, 0.1), "0.3 - 0.2 in floating point",
+     "0.3 - 0.2 is 0.09999999999999998 in floating point, just below 0.1: round the new confidence to 3 places "
+     "before comparing, as the store does, or an honest lesson is evicted one failure early."),
+]
+EVICT_SEQUENCES = [(0.7, 0.3, [False, False, False]), (0.5, 0.1, [True, False, False, True, False, False])]
+
+
+def store_says(confidence: float, outcomes: list, threshold: float) -> list:
+    """What LessonStore does to one lesson: (confidence, evicted) after each outcome, until it is evicted."""
+    with LessonStore(IN_MEMORY, threshold=threshold) as store:
+        lesson = store.add("t", "e", "f", "a", confidence=confidence)
+        steps = []
+        for success in outcomes:
+            evicted = bool(store.record_outcome([lesson], success))
+            steps.append((store.history()[-1 - evicted]["confidence"], evicted))  # the event before "evicted"
+            if evicted:
+                break
+        return steps
+
+
+def _replay(rule, confidence: float, outcomes: list, threshold: float, case: str, hint: str) -> list:
+    """The learner's rule applied outcome after outcome, until it says evicted."""
+    steps = []
+    for success in outcomes:
+        got = call(rule, confidence, success, threshold, case=case, hint=hint)
+        try:
+            new, evicted = got
+            confidence, evicted = float(new), bool(evicted)
+        except (TypeError, ValueError):
+            raise Fail(case, "a pair (new confidence, evicted?)", f"{got!r:.80}",
+                       "return two values: the new confidence and True or False.") from None
+        steps.append((confidence, evicted))
+        if evicted:
+            break
+    return steps
+
+
+def _same(mine: list, store: list) -> bool:
+    return len(mine) == len(store) and all(abs(a[0] - b[0]) < 1e-9 and a[1] == b[1] for a, b in zip(mine, store))
+
+
+@exercise("06.evict", "build", "The confidence rule",
+          "Write `my_outcome(confidence, success, threshold)`: (new confidence, evicted?), as LessonStore does it.")
+def _evict(rule):
+    if not callable(rule):
+        raise Fail("your answer", "a function my_outcome(confidence, success, threshold) -> (float, bool)",
+                   repr(rule), "define it with def.")
+    for (confidence, success, threshold), what, hint in EVICT_CASES:
+        case = f"{what}: confidence {confidence}, {'success' if success else 'failure'}, threshold {threshold}"
+        store, mine = store_says(confidence, [success], threshold), _replay(rule, confidence, [success], threshold,
+                                                                            case, hint)
+        if not _same(mine, store):
+            raise Fail(case, f"{store[0]} (the store)", repr(mine[0]), hint)
+    for confidence, threshold, outcomes in EVICT_SEQUENCES:
+        case = f"from {confidence}, threshold {threshold}, outcomes {outcomes}"
+        store = store_says(confidence, outcomes, threshold)
+        mine = _replay(rule, confidence, outcomes, threshold, case, EVICT_CASES[4][2])
+        if not _same(mine, store):
+            raise Fail(case, f"{store} (the store)", repr(mine), EVICT_CASES[4][2])
+    # Section 7's polluted run, replayed through the rule from the store's own history.
+    _, injected, history = polluted(WRONG_LESSONS["count the birth year"])
+    events = [h for h in history if h["lesson_id"] == injected]
+    outcomes = [h["event"] == "success" for h in events if h["event"] in ("success", "failure")]
+    mine = _replay(rule, events[0]["confidence"], outcomes, 0.3, "the polluted run of section 7", EVICT_CASES[4][2])
+    store = [(h["confidence"], False) for h in events if h["event"] in ("success", "failure")]
+    store[-1] = (store[-1][0], True)
+    if not _same(mine, store):
+        raise Fail("the polluted run of section 7", f"{store} (the store's history)", repr(mine), EVICT_CASES[4][2])
+    return (f"Your rule reproduces the store on every case, and on section 7's wrong lesson: "
+            f"{[events[0]['confidence']] + [c for c, _ in mine]}, evicted after the last failure. Rounding is not a "
+            f"detail: unrounded, 0.7 minus two failures is {0.7 - 0.2 - 0.2!r}, below 0.3, and a lesson sitting "
+            "exactly on the threshold would be thrown out one failure early.")
+
+
+# --- 06.pollute: a wrong lesson that keeps coming back ----------------------------------------------
+
+POLLUTE_HINTS = {
+    "fields": "a lesson is a dict of four non-empty strings: trigger, error_type, fix, applies_to.",
+    "unseen": "it never reached a prompt: FTS5 retrieves a lesson only if it shares words with the question, "
+              "and 'how', 'was', 'when' and 'he' do not count (section 3). Use the question's own words.",
+    "right": "that lesson is right: it gave the right answer. A wrong lesson must make the agent compute the age wrongly.",
+    "ignored": "the stand-in obeys only a lesson it recognises, and this one it skipped: write the fix as the panel's "
+               "wrong lessons do ('age = death year - birth year + 1' or 'use only the years'), section 7.",
+    "outranked": "from trial 2 the honest lesson ranked above yours and was followed: phrase yours in the question's "
+                 "own words, in more than one field, so FTS5 ranks it first (section 7).",
+}
+
+
+@exercise("06.pollute", "break", "A wrong lesson that keeps coming back",
+          "Set `wrong_lesson` to the four fields of a lesson that misleads the agent in trial 1 AND trial 2.")
+def _pollute(lesson):
+    if not isinstance(lesson, dict):
+        raise Fail("your answer", "a dict with trigger, error_type, fix, applies_to", type(lesson).__name__,
+                   POLLUTE_HINTS["fields"])
+    if any(lesson.get(name, ...) is ... for name in LESSON_FIELDS):
+        raise NotDone()
+    if not all(isinstance(lesson[name], str) and lesson[name].strip() for name in LESSON_FIELDS):
+        raise Fail("your lesson", "four non-empty strings", repr(lesson)[:120], POLLUTE_HINTS["fields"])
+    result, injected, history = polluted({name: lesson[name] for name in LESSON_FIELDS})
+    trials = result.trials
+    first = trials[0]
+    if injected not in first.shown:
+        raise Fail("trial 1", "your lesson in the prompt", "no lesson in the prompt", POLLUTE_HINTS["unseen"])
+    if first.success:
+        raise Fail("trial 1", "a wrong answer", f"{first.answer} (right)", POLLUTE_HINTS["right"])
+    if not followed(first, injected):
+        raise Fail("trial 1", f"a Thought that applies L{injected}", "your lesson shown, not followed",
+                   POLLUTE_HINTS["ignored"])
+    if len(trials) < 2 or not followed(trials[1], injected) or trials[1].success:
+        second = trials[1] if len(trials) > 1 else None
+        got = "no trial 2" if second is None else (
+            f"trial 2 followed {', '.join(f'L{i}' for i in second.used)} and answered {second.answer}")
+        raise Fail("trial 2, after the reflection wrote the honest lesson", f"L{injected} followed again",
+                   got, POLLUTE_HINTS["outranked"])
+    misled = [t.number for t in trials if followed(t, injected)]
+    wasted = sum(len(t.calls) for t in trials if t.number in misled)
+    confidences = [h["confidence"] for h in history if h["lesson_id"] == injected and h["event"] != "evicted"]
+    return (f"Your lesson misled trials {misled} ({wasted} LLM calls in the ledger spent on wrong answers); "
+            f"its confidence went {confidences} and it was evicted after trial {misled[-1]}; the first right answer "
+            f"came at trial {result.trials_to_success}. Only the outcomes cleaned the store: nothing checked the "
+            "lesson itself.")
+
+
+# --- concept questions --------------------------------------------------------------------------------
+
+question("06.q1", "In section 7's polluted run, the honest lesson is in the prompt from trial 2 on, yet its "
+                  "confidence does not move until trial 5. Why?", {
+    "a": ("A new lesson is frozen for four trials.", False,
+          "there is no such rule; its confidence moves the first time a trial names it (trial 5)."),
+    "b": ("The stand-in follows the first lesson it recognises; the wrong one ranks first, the agent names only it, "
+          "and when the agent names lessons, the outcome goes to those alone.", True,
+          "credit and blame follow what was applied, so a lesson that sat unused is neither rewarded nor punished."),
+    "c": ("top_k=1 keeps it out of the prompt until the wrong lesson is evicted.", False,
+          "the default top_k is 3, and section 7 prints it in the prompt of trials 2 to 5."),
+    "d": ("Its confidence did move, but the history table records only evictions.", False,
+          "the history records every event (added, success, failure, evicted); section 7 prints the honest lesson's."),
+}, hint="section 7, the cell after the chart, and the credit rule in section 4.")
+
+question("06.q2", "Why does the reflection prompt show the failed trial and the verdict, but never the gold answer?", {
+    "a": ("The evaluator would no longer be needed.", False,
+          "the evaluator still decides every trial; the question is what the lesson writer may see."),
+    "b": ("The gold answer would make the prompt too long.", False,
+          "it is one short string; the trial itself is far longer."),
+    "c": ("The stand-in cannot read numbers.", False,
+          "it reads the dates in the Observation to compute the age; the rule is about what a lesson must be."),
+    "d": ("A real task has no gold answer to give, and a lesson must say how to get it right, not what the answer was.",
+          True, "a lesson that quoted '41' would help on this question only; 'take 1 off before the birthday' helps "
+          "on every age question, as the Ada Lovelace run shows."),
+}, hint="section 2, 'A lesson, by hand', and section 5's new question.")

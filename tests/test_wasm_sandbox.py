@@ -1,0 +1,331 @@
+"""The WebAssembly sandbox: every escape found in the process sandbox is tried here, and refused.
+
+Each escape test takes `run` (the engine's `run_code`). With SANDBOX_UNDER_TEST=process the same
+tests run against the process sandbox (`agentkit.sandbox`, guard on): there the tests of writes
+outside, the planted cache, the secret, the name lookup, ctypes, the disk, the output, the deep value
+and the limits fail, because those escapes get through. That is how we checked they test something.
+"""
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+import traceback
+from pathlib import Path
+
+import pytest
+
+from agentkit import wasm_module, wasm_sandbox
+from agentkit.wasm_sandbox import MAX_OUTPUT_CHARS, run_code
+
+SECRET = "sk-test-should-never-leak"
+MARGIN_S = 1.5
+
+
+@pytest.fixture(scope="session")
+def engine():
+    """Compile (or load from the cache) once per test process: every test below reuses it."""
+    return wasm_module.engine_and_module()[0]
+
+
+@pytest.fixture
+def run(engine):
+    if os.environ.get("SANDBOX_UNDER_TEST") == "process":
+        from agentkit import sandbox
+
+        def run_in_process(code, expression=None, max_disk_mb=16, **limits):
+            return sandbox.run_code(code, expression, max_file_mb=max_disk_mb, **limits)
+        return run_in_process
+    return run_code
+
+
+@pytest.fixture
+def outside():
+    """A folder of ours the code must not touch, reachable and writable by anyone (as a normal user's
+    own files are to code running as that user), so only the sandbox can stop a write or a read."""
+    folder = Path(tempfile.mkdtemp(prefix="agentkit-outside-"))
+    os.chmod(folder, 0o777)
+    (folder / "keep.txt").write_text("keep")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+# --- the contract -----------------------------------------------------------------
+
+
+def test_value_output_and_fields_come_back(run):
+    result = run("print('hello')\nx = 6 * 7", "x")
+    assert (result.ok, result.value, result.output, result.error, result.timed_out) == (True, 42, "hello\n", None, False)
+    assert 0 < result.duration_s < 2 + MARGIN_S
+    assert result.summary() == "ok: value=42, output='hello'"
+
+
+@pytest.mark.parametrize("code, expression, error", [
+    ("def f(:", None, "SyntaxError"),
+    ("1 / 0", None, "ZeroDivisionError: division by zero"),
+    ("s = {1}", "s", "the value is not JSON-serialisable"),
+    ("import sys\nsys.exit(3)", None, "SystemExit: 3"),
+])
+def test_ordinary_failures_are_clear_errors(run, code, expression, error):
+    result = run(code, expression)
+    assert result.error.startswith(error) and not result.timed_out
+
+
+def test_the_folder_is_fresh_each_run_and_removed():
+    first = run_code("open('mine.txt', 'w').write('x')\nimport os", "[os.getcwd(), os.listdir('.')]")
+    second = run_code("import os", "os.listdir('.')")
+    assert first.value == ["/sandbox", ["mine.txt"]] and second.value == []
+
+
+# --- writing outside the folder ------------------------------------------------------
+
+WRITES_OUTSIDE = {
+    "absolute path": "open({target!r}, 'w').write('x')",
+    "chdir then relative": "import os\nos.chdir({folder!r})\nopen('escape.txt', 'w').write('x')",
+    "dir_fd": "import os\nfd = os.open({folder!r}, os.O_RDONLY)\nos.close(os.open('escape.txt', os.O_WRONLY | os.O_CREAT, dir_fd=fd))",
+    "rmtree after chdir": "import os, shutil\nos.chdir({parent!r})\nshutil.rmtree({name!r})",
+    "parent of the folder": "open('../escape.txt', 'w').write('x')\nopen('../../escape.txt', 'w').write('x')",
+}
+
+
+def test_writing_outside_the_folder_is_refused(run, outside):
+    target = outside / "escape.txt"
+    attempts = {how: code.format(target=str(target), folder=str(outside), parent=str(outside.parent), name=outside.name)
+                for how, code in WRITES_OUTSIDE.items()}
+    code = "import os\nrefused = {}\nhere = os.getcwd()\n" + "".join(
+        f"try:\n    exec({code!r})\nexcept OSError as e:\n    refused[{how!r}] = type(e).__name__\nos.chdir(here)\n"
+        for how, code in attempts.items())
+    result = run(code, "refused")
+    assert result.ok and set(result.value) == set(WRITES_OUTSIDE), result
+    assert not target.exists() and (outside / "keep.txt").read_text() == "keep"
+
+
+def test_the_standard_library_is_read_only():
+    stdlib = wasm_module.runtime_dir() / wasm_module.PYTHON_STDLIB / "python311.zip"
+    before = stdlib.read_bytes()
+    attempts = ["open(ZIP, 'r+b').write(b'X')", "open(ZIP, 'ab').write(b'X')", "os.truncate(ZIP, 10)",
+                "os.close(os.open(ZIP, os.O_WRONLY | os.O_TRUNC))", "os.rename(ZIP, '/sandbox/x.zip')",
+                "os.link(ZIP, '/sandbox/x.zip')", "os.mkdir('/usr/local/lib/new')"]
+    code = "import os\nZIP = '/usr/local/lib/python311.zip'\ndone = []\n" + "".join(
+        f"try:\n    {a}\n    done.append({a!r})\nexcept OSError:\n    pass\n" for a in attempts)
+    result = run_code(code, "done")
+    assert result.ok and result.value == [], result
+    assert stdlib.read_bytes() == before
+
+
+def test_the_users_cache_cannot_be_planted(run, outside):
+    home = outside / "home"
+    (home / ".cache" / "agentkit").mkdir(parents=True)
+    for folder in (home, home / ".cache", home / ".cache" / "agentkit"):
+        os.chmod(folder, 0o777)
+    code = f"import os\nos.chdir({str(home / '.cache' / 'agentkit')!r})\nopen('planted.pickle', 'wb').write(b'x')"
+    run(code)
+    assert not (home / ".cache" / "agentkit" / "planted.pickle").exists()
+
+
+# --- the secret stays ours ----------------------------------------------------------
+
+
+def test_no_secret_reaches_the_code(run, outside, monkeypatch):
+    monkeypatch.setenv("LLM_API_KEY", SECRET)
+    dotenv = outside / ".env"
+    dotenv.write_text(f"LLM_API_KEY={SECRET}\n")
+    os.chmod(dotenv, 0o644)
+    code = f"""
+import os
+found = [os.environ.get('LLM_API_KEY', '')]
+for path in ({f'/proc/{os.getpid()}/environ'!r}, {str(dotenv)!r}):
+    try:
+        found.append(open(path, errors='replace').read())
+    except OSError as e:
+        found.append(type(e).__name__)
+"""
+    result = run(code, "found")
+    assert result.ok, result
+    assert SECRET not in json.dumps(result.value) and SECRET not in result.output
+
+
+def test_no_name_lookup_no_socket_and_nothing_arrives(run):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        code = f"""
+import socket
+tried = {{}}
+for name, attempt in [("getaddrinfo", lambda: socket.getaddrinfo("localhost", 53)),
+                      ("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"leak", ("127.0.0.1", {port}))),
+                      ("tcp", lambda: socket.create_connection(("127.0.0.1", {port}), 1))]:
+    try:
+        attempt()
+        tried[name] = "done"
+    except Exception as e:
+        tried[name] = type(e).__name__
+"""
+        result = run(code, "tried")
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.recv(100)
+    assert result.ok and "done" not in result.value.values(), result.value
+
+
+# --- no native code, no process ----------------------------------------
+
+
+def test_no_native_code(run):
+    assert not run("import ctypes\nctypes.pythonapi").ok
+
+
+def test_no_process_and_no_signal(run):
+    attempts = ["import os\nos.system('echo hacked')", "import subprocess\nsubprocess.run(['echo', 'hacked'])",
+                "import os\nos.fork()", "import os\nos.kill(os.getppid(), 0)"]
+    code = "done = []\n" + "".join(f"try:\n    exec({a!r})\n    done.append({a!r})\nexcept Exception:\n    pass\n"
+                                   for a in attempts)
+    result = run(code, "done")
+    assert result.ok and result.value == [] and "hacked" not in result.output, result
+
+
+def test_a_thread_is_a_clear_error_not_a_hang():
+    # WASI preview 1 has no threads: starting one fails at once, and the run reports it.
+    result = run_code("import threading\nthreading.Thread(target=print).start()")
+    assert result.error == "RuntimeError: can't start new thread" and not result.timed_out
+
+
+# --- limits: time, memory, disk, output -------------------------------------------------
+
+
+def test_infinite_loop_is_stopped_by_the_clock(run):
+    result = run("while True:\n    pass", timeout_s=0.5)
+    assert result.timed_out and result.error.startswith("timed out")
+    assert result.duration_s < 0.5 + MARGIN_S
+
+
+def test_a_long_sleep_does_not_hold_us():
+    result = run_code("import time\ntime.sleep(30)", timeout_s=0.5)
+    assert result.timed_out and result.duration_s < 0.5 + MARGIN_S
+
+
+def test_memory_bomb_is_a_memory_error(run):
+    result = run("hoard = []\nwhile True:\n    hoard.append(bytearray(10**7))", timeout_s=10, memory_mb=64)
+    assert result.error == "MemoryError" and not result.timed_out
+
+
+def test_disk_fill_is_stopped(run, tmp_path):
+    code = "i = 0\nwhile True:\n    open(f'f{i}', 'wb').write(b'x' * 15 * 2**20)\n    i += 1"
+    result = run(code, timeout_s=10, max_disk_mb=16)
+    assert not result.timed_out and "disk limit" in result.error
+
+
+def test_many_files_are_stopped_and_removed(monkeypatch, tmp_path):
+    monkeypatch.setattr(wasm_sandbox, "MAX_ENTRIES", 300)  # the same check as at 10,000, sooner
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the run's folder goes here, so we see it go
+    result = run_code("i = 0\nwhile True:\n    open(f'f{i}', 'w').close()\n    i += 1", timeout_s=30)
+    assert result.error == "disk limit exceeded: more than 300 files and folders" and not result.timed_out
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(os.mkdir not in os.supports_dir_fd, reason="builds the chain with dir_fd")
+def test_a_folder_nested_deeper_than_the_recursion_limit_is_removed(tmp_path):
+    root = tmp_path / "run"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(120):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(traceback.extract_stack()) + 60)  # lower than the chain is deep: a quick test
+    try:
+        with pytest.raises(RecursionError):
+            shutil.rmtree(root)  # recurses once per level: it failed on a run's deep folders
+        wasm_sandbox._remove_tree(root)
+    finally:
+        sys.setrecursionlimit(previous)
+    assert not root.exists()
+
+
+def test_output_flood_is_stopped_and_truncated(run):
+    result = run("while True:\n    print('x' * 1000)", timeout_s=10)
+    assert not result.timed_out and "output limit" in result.error
+    assert len(result.output) <= MAX_OUTPUT_CHARS + 30
+
+
+# --- a deep report and bad limits are clear errors ------------------------------
+
+
+def test_a_deeply_nested_value_is_a_clear_error(run):
+    result = run("x = []\nfor _ in range(5_000):\n    x = [x]", "x", timeout_s=10)
+    assert result.error == "the value is nested too deeply to report"
+
+
+def test_a_forged_deep_report_is_a_clear_error():
+    code = ("open('/report/value.json', 'w').write('[' * 100_000 + ']' * 100_000)\n"
+            "open('/report/done', 'w').close()\nimport os\nos._exit(0)")
+    assert run_code(code).error == "the report is nested too deeply to read"
+
+
+@pytest.mark.parametrize("limit", [{"memory_mb": -1}, {"memory_mb": 0}, {"timeout_s": 0}, {"timeout_s": -1},
+                                   {"max_disk_mb": -1}, {"timeout_s": float("inf")}, {"memory_mb": 8}])
+def test_limits_that_are_no_limit_are_refused(run, limit):
+    with pytest.raises(ValueError):
+        run("print(1)", **limit)
+
+
+def test_bad_arguments_raise_at_once():
+    with pytest.raises(TypeError):
+        run_code(b"print(1)")
+
+
+# --- the compiled module's cache --------------------------------------------------------
+
+
+class Compiled(Exception):
+    """Raised instead of compiling: the cache was not used."""
+
+
+@pytest.fixture
+def cache_copy(engine, tmp_path, monkeypatch):
+    for path in wasm_module.cache_paths(wasm_module.cache_dir()):
+        shutil.copy(path, tmp_path / path.name)
+
+    def refuse(*_):
+        raise Compiled
+    monkeypatch.setattr(wasm_module, "compile_module", refuse)
+    return tmp_path
+
+
+def test_the_compiled_module_is_loaded_from_the_cache(engine, cache_copy):
+    assert wasm_module.load_module(engine, cache_copy) is not None  # no compile
+
+
+def test_an_altered_cache_file_is_never_loaded(engine, cache_copy):
+    compiled, _ = wasm_module.cache_paths(cache_copy)
+    data = bytearray(compiled.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    compiled.write_bytes(bytes(data))
+    with pytest.raises(Compiled):
+        wasm_module.load_module(engine, cache_copy)
+
+
+def test_runs_from_two_threads_take_turns():
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(run_code("x = 1", "x"))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [r.value for r in results] == [1, 1]
+
+
+def test_a_missing_cache_is_compiled_once_written_and_old_entries_go(engine, tmp_path, monkeypatch):
+    compiled_module = wasm_module.engine_and_module()[1]
+    compiles = []
+    monkeypatch.setattr(wasm_module, "compile_module", lambda *_: compiles.append(1) or compiled_module)
+    (tmp_path / "python-0000-wasmtime-1.0.0-x86_64.cwasm").write_bytes(b"from an older wasmtime")
+    wasm_module.load_module(engine, tmp_path)
+    wasm_module.load_module(engine, tmp_path)
+    assert compiles == [1]
+    assert sorted(tmp_path.iterdir()) == sorted(wasm_module.cache_paths(tmp_path))
