@@ -146,18 +146,25 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
 
 
-def fact_ranking(facts: list[str], question: str, thoughts: list[str]) -> list[int]:
+def fact_ranking(facts: list[str], question: str, thoughts: list[str], found_at: Optional[list[int]] = None) -> list[int]:
     """Indexes of `facts`, least relevant first: the order in which they are dropped.
 
-    A fact whose number a Thought wrote down was used, so it ranks above every other; then more
-    words shared with the question rank higher; among equals the older fact ranks lower.
+    A fact whose number a later Thought wrote down was used, so it ranks above every other; then
+    more words shared with the question rank higher; among equals the older fact ranks lower.
+    `found_at[i]` is the step (from 1) whose result gave fact i; `thoughts[j]` is step j + 1's
+    Thought, and only the Thoughts of later steps count (asking for a year is not using its figure).
+    Without `found_at`, every Thought counts.
     """
     wanted = _words(question)
-    used = set(_NUMBER.findall(" ".join(thoughts)))
+    numbers = [set(_NUMBER.findall(thought)) for thought in thoughts]
+
+    def used(index: int) -> bool:
+        since = found_at[index] if found_at is not None else 0
+        mine = set(_NUMBER.findall(facts[index]))
+        return any(mine & seen for seen in numbers[since:])
 
     def rank(index: int) -> tuple:
-        fact = facts[index]
-        return (bool(set(_NUMBER.findall(fact)) & used), len(_words(fact) & wanted), index)
+        return (used(index), len(_words(facts[index]) & wanted), index)
 
     return sorted(range(len(facts)), key=rank)
 
@@ -221,7 +228,9 @@ class LayeredContext:
         older, recent = numbered[: len(numbered) - raw], numbered[len(numbered) - raw:]
         facts, by_step = self._facts(older)
         drop = max(len(facts) - self.max_facts, dropped_facts)
-        dropped = set(fact_ranking(facts, question, [step.thought for step in trace])[:drop]) if drop else set()
+        found_at = [min(n for n, numbers in by_step.items() if i + 1 in numbers) for i in range(len(facts))]
+        thoughts = [step.thought for step in trace]
+        dropped = set(fact_ranking(facts, question, thoughts, found_at)[:drop]) if drop else set()
         parts = []
         if len(dropped) < len(facts):
             head = "Key facts so far (from tool results, in the order found"

@@ -8,7 +8,8 @@ progress bar) and reads every figure from the ledgers:
 * calls, prompt and completion tokens: the agent's LLM ledger, entries added by this run;
 * tool calls: the executor's log (`agent.tools.log`), when the agent has tools;
 * steps: `steps_of(agent)`; stop reason: `agent.stop_reason` ("finished" if it has none);
-* an exception becomes a row with `error` set and stop reason "error"; its calls still count;
+* an exception (SystemExit included) becomes a row with `error` set and stop reason "error";
+  its calls still count;
 * correct: the task's checker accepts the answer of a finished run, or the fallback answer
   (flagged `unverified`) of a stopped one; never the text of a stop message.
 
@@ -21,6 +22,10 @@ its stop reason is neither "finished" nor "error" (max_steps, the repeat fuse, a
 replan budget, a round limit). With `review=True` each early stop is run again with
 `make_agent(extra_steps=2)`, the same agent with two more steps, and the row records
 whether that run was right (None when not reviewed).
+
+Ctrl-C stops an evaluation at once and raises `EvaluationInterrupted` (a KeyboardInterrupt)
+whose `.report` holds the rows of the tasks that had finished (None if none had), marked
+`interrupted`; in Jupyter the exception is `sys.last_value`.
 
 `summarize(runs)` is arithmetic on rows only: success rate, mean and P95 steps (numpy's
 default, linear percentile), the share stopped by max_steps, means of calls, tool calls and
@@ -35,9 +40,9 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
-from .batch import run_batch
+from .batch import BatchInterrupted, run_batch
 from .llm import ledger, ledger_totals
-from .tasks import Task, is_refusal
+from .tasks import Task, is_refusal, parse_call
 from .text import shorten
 
 EXTRA_STEPS = 2
@@ -60,6 +65,7 @@ class Run:
     stop_reason: str
     error: str = ""
     solved_with_two_more_steps: Optional[bool] = None
+    key_path_found: Optional[float] = None  # share of the task's key-path calls the run made (None: no key path)
     wall_s: float = field(default=0.0, compare=False)  # machine-dependent, never compared
 
     @property
@@ -121,6 +127,24 @@ class _Claims:
                 self.held.pop(id(o), None)
 
 
+def _call_key(tool: str, argument: str) -> tuple:
+    return tool.lower(), "".join(str(argument).split()).casefold()
+
+
+def key_path_found(task: Task, tool_calls: list) -> Optional[float]:
+    """The share of the task's key-path calls that the run made and that worked (None when it has no key path).
+
+    A call counts once its tool and input match, case and spaces aside: the path, not only the answer."""
+    if not task.key_path:
+        return None
+    try:
+        wanted = [_call_key(*parse_call(step)) for step in task.key_path]
+    except ValueError:
+        return None  # a key path not written as Tool[input] steps (a hand-made task) scores nothing
+    made = {_call_key(c.tool, c.argument) for c in tool_calls if c.ok}
+    return sum(w in made for w in wanted) / len(wanted)
+
+
 def read_run(task: Task, agent, answer: str, stop_reason: str, calls: list, tool_calls: list,
              error: str = "") -> Run:
     """The row of one finished run: `calls` and `tool_calls` are the ledger entries the run added."""
@@ -133,7 +157,7 @@ def read_run(task: Task, agent, answer: str, stop_reason: str, calls: list, tool
         correct=not error and answered and task.check(answer),
         steps=steps_of(agent), calls=spent["calls"], prompt_tokens=spent["prompt_tokens"],
         completion_tokens=spent["completion_tokens"], tool_calls=len(tool_calls), stop_reason=stop_reason,
-        error=error,
+        error=error, key_path_found=key_path_found(task, tool_calls),
     )
 
 
@@ -150,7 +174,7 @@ def run_task(make_agent: Callable, task: Task, extra_steps: int = 0, claims: Opt
         try:
             answer = str(agent.run(task.question, verbose=False))
             stop_reason = getattr(agent, "stop_reason", "") or "finished"
-        except Exception as e:  # noqa: BLE001 - a bad plan or a dead server is a row, not a crash
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - a bad plan, a dead server or sys.exit is a row, not a crash
             answer, stop_reason, error = "", "error", f"{type(e).__name__}: {e}"
         tool_calls = tools.log[log_before:] if tools is not None else []
         return read_run(task, agent, answer, stop_reason, ledger(llm)[calls_before:], tool_calls, error)
@@ -182,6 +206,8 @@ class Summary:
     mean_tokens: float
     failures: dict  # category of failure -> how many runs
     success_by_category: dict  # task category -> success rate
+    key_path_share: Optional[float] = None  # mean share of the key path found, over runs whose task has one
+    right_off_path: int = 0  # right answers from runs that missed part of the key path
 
 
 def summarize(runs: list[Run]) -> Summary:
@@ -196,6 +222,7 @@ def summarize(runs: list[Run]) -> Summary:
         return sum(values) / n
 
     categories = sorted({r.category for r in runs})
+    pathed = [r.key_path_found for r in runs if r.key_path_found is not None]
     return Summary(
         tasks=n,
         success_rate=mean(r.correct for r in runs),
@@ -212,6 +239,8 @@ def summarize(runs: list[Run]) -> Summary:
         failures=dict(sorted(Counter(r.failure for r in runs if not r.correct).items())),
         success_by_category={c: sum(r.correct for r in runs if r.category == c) /
                              sum(r.category == c for r in runs) for c in categories},
+        key_path_share=sum(pathed) / len(pathed) if pathed else None,
+        right_off_path=sum(r.correct and r.key_path_found is not None and r.key_path_found < 1 for r in runs),
     )
 
 
@@ -221,6 +250,7 @@ class Report:
     runs: list[Run]
     summary: Summary
     reviewed: bool  # False when make_agent takes no extra_steps, or review=False
+    interrupted: bool = False  # Ctrl-C stopped the evaluation: `runs` holds only the tasks that finished
 
     @property
     def early_stops(self) -> list[Run]:
@@ -258,17 +288,40 @@ def evaluate(make_agent: Callable, tasks: list[Task], workers: int = 1, *, name:
     if not tasks:
         raise ValueError("evaluate needs at least one task")
     claims = _Claims()
-    results = run_batch(lambda task: run_task(make_agent, task, 0, claims), tasks, workers,
-                        progress=progress, desc=name or "tasks")
+    try:
+        results = run_batch(lambda task: run_task(make_agent, task, 0, claims), tasks, workers,
+                            progress=progress, desc=name or "tasks")
+    except BatchInterrupted as stop:
+        runs = [_row(result) for result in stop.results]
+        raise EvaluationInterrupted(name, runs, len(tasks), "while running the tasks") from None
     runs = [_row(result) for result in results]
     reviewed = review and takes_extra_steps(make_agent)
     stopped = [i for i, r in enumerate(runs) if r.early_stop] if reviewed else []
     if stopped:
-        again = run_batch(lambda i: run_task(make_agent, tasks[i], EXTRA_STEPS, claims), stopped, workers,
-                          progress=False)
-        for i, result in zip(stopped, again):
-            runs[i] = replace(runs[i], solved_with_two_more_steps=bool(result.ok and result.value.correct))
+        try:
+            again = run_batch(lambda i: run_task(make_agent, tasks[i], EXTRA_STEPS, claims), stopped, workers,
+                              progress=False)
+        except BatchInterrupted as stop:
+            _record_review(runs, stop.results)
+            raise EvaluationInterrupted(name, runs, len(tasks), "while reviewing the early stops") from None
+        _record_review(runs, again)
     return Report(name, runs, summarize(runs), reviewed)
+
+
+def _record_review(runs: list[Run], results) -> None:
+    """Mark each reviewed row (a result's item is the row's index) with whether two more steps solved it."""
+    for result in results:
+        runs[result.item] = replace(runs[result.item], solved_with_two_more_steps=bool(result.ok and result.value.correct))
+
+
+class EvaluationInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped `evaluate`; `.report` holds the rows of the tasks that finished (None if none did)."""
+
+    def __init__(self, name: str, runs: list[Run], total: int, when: str) -> None:
+        self.runs = runs
+        self.report = Report(name, runs, summarize(runs), False, interrupted=True) if runs else None
+        super().__init__(f"evaluation interrupted {when}: {len(runs)} of {total} tasks had finished; their rows "
+                         f"are in this exception's .report (in Jupyter: sys.last_value.report)")
 
 
 def _row(result) -> Run:

@@ -3,6 +3,10 @@
 Four numbers, each used exactly once, with + - * / and parentheses, must make 24. Every
 value is a `fractions.Fraction`, never a float, so 8 / (3 - 8/3) is exactly 24.
 
+- `check_puzzle(numbers)` is what a puzzle is: four whole numbers, each at least 0 (4.9 or
+  2.5 is not read as 4 or 2; a negative number could never be written in an answer). The
+  search refuses any other puzzle with that error; `verify` says so in its verdict (it also
+  judges fewer or more numbers, whole and at least 0).
 - `verify(expression, numbers)` is the judge: it accepts only integer literals joined by
   + - * / and parentheses (x and ÷ are read as * and /), checks that the literals are
   exactly the puzzle's numbers and that the value is exactly 24. It never raises and never
@@ -43,19 +47,50 @@ def fmt_all(numbers) -> str:
     return " ".join(fmt(Fraction(n)) for n in numbers)
 
 
-NUMBER = r"-?\d+(?:/\d+)?"
+# A number never starts right after a digit: a search then skips the inside of a long digit run
+# instead of retrying from each of its digits (quadratic). The leftmost match is the same.
+NUMBER = r"-?(?<!\d)\d+(?:/\d+)?"
 _NUMBER = re.compile(NUMBER)
+MAX_NUMBER_CHARS = 100  # no step of a four-number puzzle needs more; Python refuses ints over 4,300 digits
 
 
 def parse_number(text: str) -> Optional[Fraction]:
-    """"24/5" -> Fraction(24, 5); None for anything else (including a zero denominator)."""
+    """"24/5" -> Fraction(24, 5); None for anything else (a zero denominator, over MAX_NUMBER_CHARS)."""
     text = text.strip()
-    if not _NUMBER.fullmatch(text):
+    if len(text) > MAX_NUMBER_CHARS or not _NUMBER.fullmatch(text):
         return None
     try:
         return Fraction(text)
-    except ZeroDivisionError:  # "3/0", "3/00"
+    except (ZeroDivisionError, ValueError):  # "3/0", "3/00"
         return None
+
+
+PUZZLE_SIZE = 4
+
+
+def check_puzzle(numbers, size: Optional[int] = PUZZLE_SIZE) -> tuple[int, ...]:
+    """The puzzle as ints; ValueError saying what is wrong unless it is `size` (None: one or more) whole numbers >= 0."""
+    def refuse(why: str):
+        return ValueError(f"a Game of 24 puzzle is {size or 'some'} whole numbers, each at least 0, such as "
+                          f"(4, 7, 8, 8); got {numbers!r}: {why}")
+
+    if isinstance(numbers, (str, bytes)) or not hasattr(numbers, "__iter__"):
+        raise refuse("not a list of numbers")
+    values = list(numbers)
+    if len(values) != size if size is not None else not values:
+        raise refuse(f"{len(values)} numbers")
+    puzzle = []
+    for n in values:
+        if isinstance(n, str) and re.fullmatch(r"\s*\d{1,9}\s*", n):
+            n = int(n)
+        if isinstance(n, bool) or not isinstance(n, (int, float, Fraction)) or n != n or n in (float("inf"), float("-inf")):
+            raise refuse(f"{n!r} is not a whole number")
+        if n != int(n):
+            raise refuse(f"{n!r} is not a whole number")
+        if n < 0:
+            raise refuse(f"{n!r} is negative (an answer could not write it)")
+        puzzle.append(int(n))
+    return tuple(puzzle)
 
 
 # --- the judge -------------------------------------------------------------------
@@ -89,9 +124,9 @@ def _evaluate(node, leaves: list[int]) -> Fraction:
 def verify(expression: str, numbers) -> Verdict:
     """Is `expression` a solution of the puzzle `numbers`? Exact; never raises."""
     try:
-        puzzle = tuple(sorted(int(n) for n in numbers))
-    except (TypeError, ValueError):
-        return Verdict(False, f"the puzzle {numbers!r} is not a list of whole numbers")
+        puzzle = tuple(sorted(check_puzzle(numbers, size=None)))  # the judge also checks partial puzzles
+    except ValueError as e:
+        return Verdict(False, str(e))
     return _verify(str(expression), puzzle)
 
 

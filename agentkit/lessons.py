@@ -1,15 +1,19 @@
 """A lesson store in one SQLite file: ranked by FTS5, scored by confidence, evicted to an audit table.
 
 Errors are loud and lossless: a corrupt, locked or newer-schema file raises a
-`LessonStoreError` subclass and is never rewritten, recreated or deleted. Several processes
+`LessonStoreError` subclass and is never rewritten, recreated or deleted; so does a path
+that is not a regular file (a FIFO, a device) or that this user may not read and write.
+A path starting with "~" is the user's home folder. Several processes
 may open the same path at once, even a new one (two notebooks, a notebook and its tests): the
 schema is checked and created inside one write transaction, so the second waits for the first.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import stat
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -20,7 +24,7 @@ from pathlib import Path
 SCHEMA_VERSION = 1
 MAX_TOP_K = 5
 LESSON_FIELDS = ("trigger", "error_type", "fix", "applies_to")
-MAX_FIELD_CHARS = 400  # a lesson is a few lines of prompt, never a document
+MAX_FIELD_CHARS = 400  # a lesson is a few lines of prompt, never a document; a longer field is cut, visibly
 
 _STOPWORDS = set(
     "a an the of in on at to for from by with and or is was were be been it its this that "
@@ -102,6 +106,27 @@ PRAGMA user_version = {SCHEMA_VERSION};
 _OUR_TABLES = {"lessons", "evicted", "history", "lessons_fts"}
 
 
+def _fit(text: str) -> str:
+    """The field as stored: a longer one keeps its start and says it was cut, with a digest of the whole
+    text, so two lessons that differ only after the cut stay two lessons (and the same one stays one)."""
+    if len(text) <= MAX_FIELD_CHARS:
+        return text
+    digest = hashlib.sha256(text.casefold().encode("utf-8")).hexdigest()[:8]
+    marker = f" [... cut: {len(text):,} characters, #{digest}]"
+    return text[: MAX_FIELD_CHARS - len(marker)].rstrip() + marker
+
+
+def _id_list(lesson_ids) -> list[int]:
+    """Lesson ids as a list: one id alone is fine; a string is refused ("12" is not lessons 1 and 2)."""
+    if isinstance(lesson_ids, int) and not isinstance(lesson_ids, bool):
+        return [lesson_ids]
+    if not isinstance(lesson_ids, (str, bytes)) and hasattr(lesson_ids, "__iter__"):
+        ids = list(lesson_ids)
+        if all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            return ids
+    raise TypeError(f"lesson_ids must be a list of lesson ids (whole numbers), got {lesson_ids!r}")
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -124,16 +149,19 @@ class LessonStore:
                  timeout: float = 5.0) -> None:
         if not 0 <= threshold < initial_confidence <= 1:
             raise ValueError("need 0 <= threshold < initial_confidence <= 1")
-        self.path = Path(path) if path is not None else default_path()
+        self.path = Path(path).expanduser() if path is not None else default_path()
         self.threshold, self.initial_confidence = threshold, initial_confidence
         self.reward, self.penalty, self.timeout = reward, penalty, timeout
-        if self.path.is_dir():
-            raise LessonStoreError(f"{self.path} is a directory; give a file path for the store.")
+        self._check_path()
         if not fts5_available():
             raise LessonStoreError("This Python's sqlite3 lacks FTS5; the store needs it for ranking.")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a write is exactly one transaction.
-        self._db = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a write is exactly one transaction.
+            self._db = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
+        except (OSError, sqlite3.Error) as e:
+            raise LessonStoreError(f"cannot open a lesson store at {self.path}: {e}. Pick a path in a folder "
+                                   "you can write to.") from e
         self._db.row_factory = sqlite3.Row
         try:
             self._open()
@@ -142,6 +170,24 @@ class LessonStore:
             raise
 
     # --- opening: check before touching anything ---------------------------------
+
+    def _check_path(self) -> None:
+        """Refuse, with what to do, a path SQLite would fail on obscurely (or block on)."""
+        try:
+            mode = self.path.stat().st_mode
+        except FileNotFoundError:
+            return  # a new store
+        except OSError as e:
+            raise LessonStoreError(f"cannot look at {self.path}: {e}. Pick another path.") from e
+        if stat.S_ISDIR(mode):
+            raise LessonStoreError(f"{self.path} is a directory; give a file path for the store.")
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "not a regular file (a device or socket)"
+            raise LessonStoreError(f"{self.path} is {kind}, not a lesson store file; it was left alone. "
+                                   "Give the path of a store file, or a new path.")
+        if not os.access(self.path, os.R_OK | os.W_OK):
+            raise LessonStoreError(f"{self.path} cannot be read and written by this user; it was left alone. "
+                                   "Fix its permissions (chmod u+rw) or pick another path.")
 
     def _open(self) -> None:
         with self._errors("open"):
@@ -233,7 +279,7 @@ class LessonStore:
         """Store a lesson and return its id; an identical active lesson is reused, not duplicated."""
         fields = {}
         for name, value in zip(LESSON_FIELDS, (trigger, error_type, fix, applies_to)):
-            value = " ".join(str(value).split())[:MAX_FIELD_CHARS]
+            value = _fit(" ".join(str(value).split()))
             if not value:
                 raise ValueError(f"lesson field {name!r} is empty")
             fields[name] = value
@@ -260,6 +306,7 @@ class LessonStore:
 
         All ids are updated in one transaction: an unknown id raises KeyError and changes nothing.
         """
+        lesson_ids = _id_list(lesson_ids)
         evicted = []
         with self._write("record an outcome") as db:
             for lesson_id in dict.fromkeys(lesson_ids):

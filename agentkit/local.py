@@ -69,7 +69,8 @@ class LocalServer:
     """
 
     def __init__(self, model: Path | str | None = None, *, n_ctx: int = 4096, threads: int | None = None,
-                 max_tokens: int = 64, log_path: Path | str | None = None, chat_template: str = "") -> None:
+                 max_tokens: int = 64, log_path: Path | str | None = None, chat_template: str = "",
+                 embedding: bool = False) -> None:
         self.model = Path(model) if model else None
         self.n_ctx = n_ctx
         self.threads = threads or default_threads()
@@ -78,6 +79,7 @@ class LocalServer:
         self._makes_its_log = log_path is None  # in a fresh temporary folder per start, removed at stop
         self._own_log_dir: Path | None = None
         self.chat_template = chat_template
+        self.embedding = embedding  # serve /v1/embeddings (mean of the last hidden states) instead of chat
         self.process: subprocess.Popen | None = None
         self.address = ""
         self.load_s = 0.0  # seconds llama.cpp took to load the model and open the port
@@ -99,7 +101,7 @@ class LocalServer:
             self._own_log_dir = Path(tempfile.mkdtemp(prefix="agentkit-llama-"))
             self.log_path = self._own_log_dir / "llama-server.log"
         config = {"model": str(model), "n_ctx": self.n_ctx, "threads": self.threads, "max_tokens": self.max_tokens,
-                  "chat_template": self.chat_template}
+                  "chat_template": self.chat_template, "embedding": self.embedding}
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "agentkit.local", json.dumps(config)],
@@ -284,6 +286,9 @@ def _serve(config: dict) -> int:
         params.port = 0  # the OS picks a free port; listening_address reports it
         if config.get("chat_template"):
             params.chat_template = config["chat_template"]
+        if config.get("embedding"):
+            params.embedding = True
+            params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
         start = time.perf_counter()
         server = xllamacpp.Server(params)
         load_s = time.perf_counter() - start

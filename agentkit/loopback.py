@@ -36,6 +36,12 @@ Options:
 * usage: unless the replier sends its own, `prompt_tokens` are counted with o200k_base over the
   messages (or prompt) and `completion_tokens` over the reply text and tool-call arguments.
 
+Hostile or careless clients get an answer, never a stuck thread: a `Content-Length` that is not a
+number, or a body that is not JSON or nests deeper than Python's parser goes, is answered 400; a
+body over MAX_BODY_BYTES is answered 413 without being read; a connection that sends nothing for
+`idle_timeout_s` (IDLE_TIMEOUT_S) is closed. The listen backlog is LISTEN_BACKLOG connections, so
+a burst of clients waits for a thread instead of being refused.
+
 It listens on 127.0.0.1 only, on a free port the OS picks. `server.requests` keeps path, headers
 (lower-cased names, so the Authorization header is in memory; nothing is written to disk), body,
 the status answered and the arrival time.
@@ -55,6 +61,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional, Union
 
 from . import tokens
+
+MAX_BODY_BYTES = 8 * 1024 * 1024  # a long agent history is a few hundred KB; more is refused (413), never read
+IDLE_TIMEOUT_S = 30.0  # a connection silent this long is closed, so idle clients cannot hold threads forever
+LISTEN_BACKLOG = 128  # connections the OS queues before the server accepts them (socketserver's default is 5)
 
 
 @dataclass
@@ -193,11 +203,15 @@ class LoopbackServer(ThreadingHTTPServer):
     """The server; build it with `serve(...)`, which also starts it."""
 
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, replier: Optional[Replier] = None, *, latency_s: float = 0.0, throttle: int = 0,
-                 retry_after_s: float = 1.0, model: str = "loopback") -> None:
+                 retry_after_s: float = 1.0, model: str = "loopback", idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         if latency_s < 0 or throttle < 0:
             raise ValueError(f"latency_s and throttle must be >= 0, got {latency_s} and {throttle}")
+        if not idle_timeout_s > 0:
+            raise ValueError(f"idle_timeout_s must be > 0, got {idle_timeout_s}")
+        self.idle_timeout_s = idle_timeout_s
         super().__init__(("127.0.0.1", 0), _Handler)
         self.replier = replier or stand_in_replier()
         self.latency_s, self.throttle, self.retry_after_s = latency_s, throttle, retry_after_s
@@ -267,20 +281,51 @@ class LoopbackServer(ThreadingHTTPServer):
         return Canned(200, chat_completion(body, reply, self.model))
 
 
+_TOO_DEEP = "the request body nests deeper than this server parses"
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: LoopbackServer
 
+    def setup(self) -> None:
+        self.timeout = self.server.idle_timeout_s  # StreamRequestHandler applies it to the socket
+        super().setup()
+
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            body = raw.decode(errors="replace")
-        request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body, at=time.monotonic())
+        request = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, None, at=time.monotonic())
         with self.server._lock:
             self.server.requests.append(request)
-        canned = self.server.answer(self.path, body)
+        canned = self._read_body(request) or self._answer(request)
         request.status = canned.status
+        self._send(canned)
+
+    def _read_body(self, request: Request) -> Optional[Canned]:
+        """Read the body into `request.body`; or the 400/413 to send instead (the connection then closes)."""
+        length = self.headers.get("Content-Length", "0").strip()
+        if not length.isdigit():
+            self.close_connection = True  # the body's end is unknown: the stream cannot be read on
+            return Canned(400, error_body(f"Content-Length {length!r} is not a number of bytes", "invalid_request_error"))
+        if int(length) > MAX_BODY_BYTES:
+            self.close_connection = True  # the body is left unread
+            return Canned(413, error_body(f"the request body is {int(length):,} bytes; this server takes at most "
+                                          f"{MAX_BODY_BYTES:,}", "invalid_request_error"))
+        raw = self.rfile.read(int(length))
+        try:
+            request.body = json.loads(raw)
+        except ValueError:
+            request.body = raw.decode(errors="replace")
+        except RecursionError:
+            request.body = raw[:200].decode(errors="replace")
+            return Canned(400, error_body(_TOO_DEEP, "invalid_request_error"))
+        return None
+
+    def _answer(self, request: Request) -> Canned:
+        try:
+            return self.server.answer(self.path, request.body)
+        except RecursionError:  # parsed, but too deep to hash or walk
+            return Canned(400, error_body(_TOO_DEEP, "invalid_request_error"))
+
+    def _send(self, canned: Canned) -> None:
         data = canned.payload()
         try:
             self.send_response(canned.status)

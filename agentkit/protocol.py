@@ -97,6 +97,8 @@ class LedgerLLM:
         messages = as_messages(messages)
         start = time.perf_counter()
         reply, usage = self._complete(messages, temperature)
+        if not isinstance(reply, str):  # the contract: think returns text, whatever a client or script produced
+            raise LLMError(f"{type(self).__name__} replied with a {type(reply).__name__} ({reply!r:.60}), not text")
         self.calls.append(
             CallRecord(
                 messages=messages,

@@ -4,8 +4,8 @@
 
 * `id` (unique), `category` (lookup | arithmetic | multi-hop | impossible), `question`;
 * `gold`: a number or a text ("" for an impossible task);
-* `checker`: exact | numeric | refuse | leading; `tolerance` (numeric only, absolute, default 0);
-  `accept` (exact only, optional): other spellings that also count;
+* `checker`: exact | numeric | refuse | leading; `tolerance` (numeric only, absolute, a finite
+  number >= 0, default 0); `accept` (exact only, optional): a list of other spellings that also count;
 * `key_path`: the tool calls a good run makes, in order, as `Tool[input]` strings.
 
 What each checker accepts, exactly:
@@ -27,6 +27,7 @@ What each checker accepts, exactly:
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,16 @@ class Task:
     tolerance: float = 0.0
     accept: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # A string here would be read letter by letter: accept="Paul" would let "a" score.
+        if isinstance(self.accept, str) or not all(isinstance(a, str) for a in self.accept):
+            raise ValueError(f"accept must be a list of spellings, got {self.accept!r}")
+        if isinstance(self.tolerance, bool) or not isinstance(self.tolerance, (int, float)) \
+                or not math.isfinite(self.tolerance) or self.tolerance < 0:
+            raise ValueError(f"tolerance must be a finite number >= 0, got {self.tolerance!r}")
+        if isinstance(self.gold, float) and not math.isfinite(self.gold):
+            raise ValueError(f"gold must be a finite number, got {self.gold!r}")  # NaN equals nothing: never right
+
     @property
     def must_refuse(self) -> bool:
         return self.checker == "refuse"
@@ -124,8 +135,18 @@ def task_from_dict(data: dict, where: str = "task") -> Task:
         raise ValueError(f"{where}: category {data['category']!r} is not one of {', '.join(CATEGORIES)}")
     if data["checker"] not in CHECKERS:
         raise ValueError(f"{where}: checker {data['checker']!r} is not one of {', '.join(CHECKERS)}")
-    if data["checker"] == "numeric" and not isinstance(data["gold"], (int, float)):
-        raise ValueError(f"{where}: a numeric task needs a number as gold, got {data['gold']!r}")
+    gold = data["gold"]
+    if data["checker"] == "numeric" and (isinstance(gold, bool) or not isinstance(gold, (int, float))):
+        raise ValueError(f"{where}: a numeric task needs a number as gold, got {gold!r}")
+    if isinstance(gold, float) and not math.isfinite(gold):
+        raise ValueError(f"{where}: gold must be a finite number, got {gold!r}")
+    tolerance = data.get("tolerance", 0.0)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not math.isfinite(tolerance) \
+            or tolerance < 0:
+        raise ValueError(f"{where}: tolerance must be a finite number >= 0, got {tolerance!r}")
+    accept = data.get("accept", [])
+    if not isinstance(accept, list) or not all(isinstance(a, str) for a in accept):
+        raise ValueError(f"{where}: accept must be a list of strings, such as [\"Paul G. Allen\"], got {accept!r}")
     if not isinstance(data["key_path"], list) or not data["key_path"]:
         raise ValueError(f"{where}: key_path must be a non-empty list of Tool[input] strings")
     for call in data["key_path"]:
@@ -136,7 +157,7 @@ def task_from_dict(data: dict, where: str = "task") -> Task:
     return Task(
         id=str(data["id"]), category=data["category"], question=str(data["question"]).strip(),
         gold=data["gold"], checker=data["checker"], key_path=tuple(data["key_path"]),
-        tolerance=float(data.get("tolerance", 0.0)), accept=tuple(data.get("accept", ())),
+        tolerance=float(tolerance), accept=tuple(accept),
     )
 
 

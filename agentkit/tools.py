@@ -2,6 +2,16 @@
 
 A tool is a function `str -> str`. Tools never raise into the agent loop: every
 failure comes back as a string that starts with ERROR_PREFIX.
+
+The executor logs every call, and:
+* an exception from a tool, SystemExit (sys.exit) included, becomes an error observation;
+  Ctrl-C (KeyboardInterrupt) is logged as an interrupted call and then goes on up, since the
+  person at the keyboard asked to stop the run, not to feed the stop to the model;
+* a call runs on a worker thread and is given up after its timeout (TOOL_TIMEOUT_S unless
+  the tool was registered with another): the observation says so, the thread is left to
+  finish on its own. A tool registered with `timeout_s=None` runs on the caller's thread,
+  with no timeout: Search and Calculate, which are local and bounded, run that way;
+* an output longer than MAX_OUTPUT_CHARS is cut, with a last line saying how much was cut.
 """
 from __future__ import annotations
 
@@ -9,7 +19,9 @@ import ast
 import json
 import math
 import operator
+import queue
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,7 +118,9 @@ def _evaluate(node, depth=0):
 
 def _format(value) -> str:
     if isinstance(value, float):
-        value = round(value, 10)
+        # 10 decimals hide float noise (0.1 + 0.2); a tiny result keeps 10 significant digits instead of becoming 0.
+        decimals = 10 if value == 0 else max(10, 9 - math.floor(math.log10(abs(value))))
+        value = round(value, decimals)
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))
     return str(value)
@@ -212,6 +226,9 @@ def search(query: str) -> str:
 
 # --- the executor -------------------------------------------------------------
 
+TOOL_TIMEOUT_S = 30.0  # a tool call that takes longer is given up (its observation says so)
+MAX_OUTPUT_CHARS = 20_000  # longer outputs are cut: an observation goes into every later prompt
+
 
 def _as_text(value) -> str:
     # A parser may hand over None or a number; tools are str -> str, and this must not raise.
@@ -244,6 +261,48 @@ class Tool:
     func: Callable[[str], str]
     description: str
     effect: str = "read"
+    timeout_s: float | None = TOOL_TIMEOUT_S  # None: runs on the caller's thread, never timed out
+
+
+def _call(tool: Tool, argument: str) -> str:
+    """The tool's output as a capped string, or an error observation; only KeyboardInterrupt gets out."""
+    try:
+        output = tool.func(argument)
+        if output is not None and not isinstance(output, str):
+            output = str(output)
+    except (Exception, SystemExit) as e:  # a tool bug, even sys.exit in it, must not end the run
+        return f"{ERROR_PREFIX} tool {tool.name} failed: {type(e).__name__}: {e}"
+    if output is None:
+        return f"{ERROR_PREFIX} tool {tool.name} returned nothing"
+    if len(output) > MAX_OUTPUT_CHARS:
+        cut = len(output) - MAX_OUTPUT_CHARS
+        output = f"{output[:MAX_OUTPUT_CHARS]}\n[output cut: the last {cut:,} of its {len(output):,} characters are not shown]"
+    return output
+
+
+class _Worker:
+    """One daemon thread that runs tool calls in turn; abandoned (it exits once free) when a call times out."""
+
+    def __init__(self) -> None:
+        self.requests: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._serve, daemon=True, name="agentkit-tool").start()
+
+    def _serve(self) -> None:
+        while (request := self.requests.get()) is not None:
+            tool, argument, reply = request
+            try:
+                reply.put((_call(tool, argument), None))
+            except BaseException as e:  # noqa: BLE001 - a KeyboardInterrupt raised by the tool itself: hand it over
+                reply.put((None, e))
+
+    def run(self, tool: Tool, argument: str, timeout: float):
+        """(output, None), or (None, the exception to re-raise); queue.Empty when the call timed out."""
+        reply: queue.SimpleQueue = queue.SimpleQueue()
+        self.requests.put((tool, argument, reply))
+        return reply.get(timeout=timeout)
+
+    def abandon(self) -> None:
+        self.requests.put(None)  # read once the stuck call returns: the thread then ends
 
 
 class ToolExecutor:
@@ -252,19 +311,25 @@ class ToolExecutor:
     def __init__(self) -> None:
         self.tools: dict[str, Tool] = {}
         self.log: list[ToolCall] = []
+        self._worker: _Worker | None = None
+        self._worker_lock = threading.Lock()
 
-    def register(self, name: str, func: Callable[[str], str], description: str, *, effect: str = "read") -> None:
-        """Add a tool; a name equal to an existing one up to case replaces it. `effect` is one of EFFECTS."""
+    def register(self, name: str, func: Callable[[str], str], description: str, *, effect: str = "read",
+                 timeout_s: float | None = TOOL_TIMEOUT_S) -> None:
+        """Add a tool; a name equal to an existing one up to case replaces it. `effect` is one of EFFECTS;
+        timeout_s=None runs it inline, with no timeout."""
         if not isinstance(name, str) or not re.fullmatch(r"[^\s\[\]]+", name):
             raise ValueError(f"tool name must be one word without spaces or brackets, got {name!r}")
         if not callable(func):
             raise TypeError(f"tool {name} needs a callable, got {type(func).__name__}")
         if effect not in EFFECTS:
             raise ValueError(f"tool {name}: effect must be one of {', '.join(EFFECTS)}, got {effect!r}")
+        if timeout_s is not None and not (isinstance(timeout_s, (int, float)) and 0 < timeout_s < math.inf):
+            raise ValueError(f"timeout_s must be a positive number of seconds or None, got {timeout_s!r}")
         # Lookup ignores case, so two names differing only by case would shadow each other.
         for existing in [n for n in self.tools if n.lower() == name.lower()]:
             del self.tools[existing]
-        self.tools[name] = Tool(name, func, str(description), effect)
+        self.tools[name] = Tool(name, func, str(description), effect, timeout_s)
 
     @property
     def names(self) -> list[str]:
@@ -292,28 +357,42 @@ class ToolExecutor:
             output = f"{ERROR_PREFIX} unknown tool {_as_text(name)!r}. Known tools: {known}."
         else:
             try:
-                output = tool.func(argument)
-                if output is None:
-                    output = f"{ERROR_PREFIX} tool {tool.name} returned nothing"
-                elif not isinstance(output, str):
-                    output = str(output)
-            except Exception as e:  # a tool bug must not end the run
-                output = f"{ERROR_PREFIX} tool {tool.name} failed: {type(e).__name__}: {e}"
-        self.log.append(
-            ToolCall(
-                tool=tool.name if tool else _as_text(name),
-                argument=argument,
-                output=output,
-                ok=tool is not None and not is_error(output),
-                latency_s=time.perf_counter() - start,
-            )
-        )
+                output = _call(tool, argument) if tool.timeout_s is None else self._on_worker(tool, argument)
+            except KeyboardInterrupt:  # logged, then passed on: Ctrl-C stops the run
+                self._log(tool.name, argument, f"{ERROR_PREFIX} tool {tool.name} was interrupted (KeyboardInterrupt)",
+                          False, start)
+                raise
+        self._log(tool.name if tool else _as_text(name), argument, output,
+                  tool is not None and not is_error(output), start)
+        return output
+
+    def _log(self, tool: str, argument: str, output: str, ok: bool, start: float) -> None:
+        self.log.append(ToolCall(tool=tool, argument=argument, output=output, ok=ok,
+                                 latency_s=time.perf_counter() - start))
+
+    def _on_worker(self, tool: Tool, argument: str) -> str:
+        with self._worker_lock:
+            worker = self._worker = self._worker or _Worker()
+        try:
+            output, error = worker.run(tool, argument, tool.timeout_s)
+        except (queue.Empty, KeyboardInterrupt) as stop:
+            with self._worker_lock:  # the thread is still busy with this call: later calls get a new one
+                if self._worker is worker:
+                    self._worker = None
+            worker.abandon()
+            if isinstance(stop, KeyboardInterrupt):
+                raise
+            return (f"{ERROR_PREFIX} tool {tool.name} timed out after {tool.timeout_s:g} s and was given up "
+                    f"(it may still be running in the background)")
+        if error is not None:
+            raise error
         return output
 
 
 def default_executor() -> ToolExecutor:
     """A fresh executor with Search and Calculate."""
     tools = ToolExecutor()
-    tools.register("Search", search, "look up a person, place or fact in the course knowledge base")
-    tools.register("Calculate", calculator, "evaluate arithmetic such as (2024 - 1955) * 365")
+    # Both are local and bounded (the calculator refuses huge work), so they run inline: no thread per call.
+    tools.register("Search", search, "look up a person, place or fact in the course knowledge base", timeout_s=None)
+    tools.register("Calculate", calculator, "evaluate arithmetic such as (2024 - 1955) * 365", timeout_s=None)
     return tools

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Optional
 
-from .game24 import NUMBER, fmt, parse_number, remove_pair, verify
+from .game24 import NUMBER, check_puzzle, fmt, parse_number, remove_pair, verify
 from .llm import CallRecord, ledger
 
 PROPOSE_PROMPT = ("Game of 24. Numbers: {numbers}\n"
@@ -239,7 +239,8 @@ class TreeOfThoughts:
         self.propose_temperature, self.vote_temperature = propose_temperature, vote_temperature
 
     def solve(self, puzzle) -> ToTResult:
-        puzzle = tuple(int(n) for n in puzzle)
+        """Search one puzzle; ValueError (from `game24.check_puzzle`) if it is not four whole numbers >= 0."""
+        puzzle = check_puzzle(puzzle)
         ledgers = [ledger(self.llm)] + ([ledger(self.evaluator)] if self.evaluator is not self.llm else [])
         starts = [len(calls) for calls in ledgers]
         result = ToTResult(puzzle, self.k, self.b, self.depth, self.votes)

@@ -47,7 +47,8 @@ def agentkit_episode(n: int, tag: str, counting: bool = True, on_step=None) -> i
 
         llm = UncountedLLM()
     tools = ToolExecutor()
-    tools.register("Echo", lambda s: f"echo {s}", "echo the input")
+    # Inline, as the other frameworks run a tool: a call on the timeout's worker thread costs a thread handoff.
+    tools.register("Echo", lambda s: f"echo {s}", "echo the input", timeout_s=None)
     agent = ReActAgent(llm, tools, max_steps=n + 1, on_step=on_step)
     agent.run(f"What does {tag} say?", verbose=False)
     assert agent.answer == f"42 ({tag})", agent.answer

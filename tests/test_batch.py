@@ -53,3 +53,56 @@ def test_workers_below_one_is_a_clear_error():
 def test_the_progress_bar_counts_every_item(capsys):
     run_batch(str, range(7), workers=2, desc="tasks")
     assert "7/7" in capsys.readouterr().err
+
+
+# --- Ctrl-C and sys.exit ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("workers", [1, 4])
+def test_ctrl_c_stops_the_batch_and_keeps_the_finished_results(workers):
+    started = []
+
+    def task(n):
+        started.append(n)
+        if n == 5:
+            time.sleep(0.05)  # the items before it have finished
+            raise KeyboardInterrupt  # what Ctrl-C raises inside a running item
+        time.sleep(0.01 if n < 5 else 0.2)
+        return n * 10
+
+    with pytest.raises(KeyboardInterrupt) as stop:
+        run_batch(task, range(40), workers=workers, progress=False)
+    time.sleep(0.3)  # items that were running when it stopped may still end; nothing new starts
+    assert len(started) <= 5 + 1 + workers  # not every one of the 40 items ran
+    assert "batch interrupted: 5 of 40 items had finished" in str(stop.value)
+    assert [(r.item, r.value) for r in stop.value.results] == [(n, n * 10) for n in range(5)]
+
+
+def test_ctrl_c_in_the_caller_does_not_wait_for_every_item():
+    import _thread
+
+    def task(n):
+        if n == 3:
+            _thread.interrupt_main()  # Ctrl-C, delivered to the main thread while it waits
+        time.sleep(0.05)
+        return n
+
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt) as stop:
+        run_batch(task, range(200), workers=4, progress=False)
+    assert time.perf_counter() - start < 2.0  # 200 items of 50 ms on 4 threads would take 2.5 s
+    assert all(r.ok for r in stop.value.results) and len(stop.value.results) < 200
+
+
+def test_sys_exit_in_one_item_is_recorded_and_the_rest_survive():
+    import sys
+
+    def task(n):
+        if n == 1:
+            sys.exit(3)
+        return n
+
+    for workers in (1, 4):
+        results = run_batch(task, range(4), workers=workers, progress=False)
+        assert [r.ok for r in results] == [True, False, True, True]
+        assert results[1].error == "SystemExit: 3"

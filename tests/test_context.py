@@ -203,3 +203,13 @@ def test_without_a_question_the_oldest_facts_go_first_as_before():
     assert fact_ranking(facts, "How much rain fell in 1992?", []) == [0, 1, 2]
     assert fact_ranking(facts, "How much rain fell in 1990?", []) == [1, 2, 0]
     assert fact_ranking(facts, "How much rain fell in 1990?", ["So 6 mm then."]) == [2, 0, 1]
+
+
+def test_only_a_thought_after_the_fact_counts_as_using_it():
+    from agentkit.context import fact_ranking
+
+    facts = ["In 1990 it rained 5 mm.", "In 1991 it rained 6 mm."]
+    asked_before = ["I need the rain of 1990.", "Now 1991.", "Done."]  # step 1 asks for 1990, found at step 1
+    assert fact_ranking(facts, "", asked_before, found_at=[1, 2]) == [0, 1]  # asking is not using: oldest goes
+    used_later = ["I need the rain of 1990.", "Now 1991.", "So 5 mm it is."]
+    assert fact_ranking(facts, "", used_later, found_at=[1, 2]) == [1, 0]  # step 3 wrote fact 1's figure

@@ -165,3 +165,88 @@ def test_a_number_in_a_stop_message_never_scores_but_a_fallback_answer_does():
         assert row.stop_reason == "max_steps"
         assert ("5 steps" in row.answer) is not finish_fallback  # "no Finish after 5 steps": a 5, not an answer
         assert row.correct is expected
+
+
+# --- Ctrl-C and sys.exit ----------------------------------------------------------------
+
+
+class InterruptedAt(ReActAgent):
+    """A stand-in ReAct agent; on one question, the run is stopped by Ctrl-C."""
+
+    stop_on = ""
+
+    def run(self, question, verbose=False):
+        if question == self.stop_on:
+            time.sleep(0.05)  # the three tasks before it have finished
+            raise KeyboardInterrupt
+        if question not in [t.question for t in TASKS[:3]]:
+            time.sleep(0.3)  # the tasks after it are still running when it is stopped
+        return super().run(question, verbose=verbose)
+
+
+@pytest.mark.parametrize("workers", [1, 4])
+def test_ctrl_c_stops_an_evaluation_and_keeps_the_finished_rows(workers):
+    from agentkit import evaluate as evaluation
+
+    EvaluationInterrupted = getattr(evaluation, "EvaluationInterrupted", ())
+
+    built = []
+
+    def make_agent():
+        agent = InterruptedAt(ScriptedLLM([Rule(REACT_MARKER, "Action: Finish[7006652]")]), default_executor())
+        agent.stop_on = TASKS[3].question
+        built.append(agent)
+        return agent
+
+    with pytest.raises(KeyboardInterrupt) as stop:
+        evaluate(make_agent, TASKS[:20], workers=workers, progress=False)
+    assert len(built) == 4 if workers == 1 else len(built) < 20  # the tasks after it were not all run
+    assert isinstance(stop.value, EvaluationInterrupted)
+    assert "interrupted while running the tasks: 3 of 20 tasks had finished" in str(stop.value)
+    report = stop.value.report
+    assert report.interrupted and [r.task_id for r in report.runs] == [t.id for t in TASKS[:3]]
+    assert report.summary.tasks == 3 and all(r.correct or r.stop_reason == "finished" for r in report.runs)
+
+
+def test_sys_exit_from_an_agent_is_an_error_row_not_the_end_of_the_batch():
+    class Exits(ReActAgent):
+        def run(self, question, verbose=False):
+            if question == TASKS[1].question:
+                raise SystemExit("the agent called sys.exit")
+            return super().run(question, verbose=verbose)
+
+    report = evaluate(lambda: Exits(ScriptedLLM([Rule(REACT_MARKER, "Action: Finish[1]")]), default_executor()),
+                      TASKS[:3], progress=False, review=False)
+    assert [r.stop_reason for r in report.runs] == ["finished", "error", "finished"]
+    assert report.runs[1].error == "SystemExit: the agent called sys.exit"
+
+
+# --- the key path, scored beside the answer --------------------------------------------------------
+
+
+def test_the_key_path_is_scored_beside_the_answer():
+    from agentkit.evaluate import key_path_found
+    from agentkit.paradigms import make_plan_and_solve, make_react
+    from agentkit.tools import ToolCall
+
+    tasks = {t.id: t for t in load_tasks()}
+    bridge = tasks["bridge-jobs"]
+    made = [ToolCall("search", "steve  WOZNIAK", "...", True, 0.0), ToolCall("Search", "Steve Jobs", "error: down", False, 0.0)]
+    assert key_path_found(bridge, made) == 0.5  # case and spaces aside; a call that failed found nothing
+    assert key_path_found(bridge, []) == 0.0
+    react = evaluate(make_react, [bridge, tasks["multiply"]], progress=False, review=False)
+    assert [r.key_path_found for r in react.runs] == [1.0, 1.0] and react.summary.right_off_path == 0
+    no_tools = evaluate(make_plan_and_solve, [tasks["multiply"]], progress=False, review=False)
+    run, = no_tools.runs
+    assert run.correct and run.key_path_found == 0.0 and no_tools.summary.right_off_path == 1
+    assert no_tools.summary.key_path_share == 0.0
+
+
+def test_a_task_without_a_key_path_is_left_out_of_the_share():
+    from agentkit.evaluate import key_path_found, summarize
+    from agentkit.lakeford import load_suite
+
+    task = load_suite("legit")[0]
+    assert key_path_found(task, []) is None
+    row = Run(task.id, task.category, task.checker, "2021", True, 3, 3, 10, 2, 2, "finished")
+    assert summarize([row]).key_path_share is None and summarize([row]).right_off_path == 0

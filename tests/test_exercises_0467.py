@@ -362,9 +362,15 @@ def test_a_wrong_answer_at_every_option_explains_itself_and_the_right_one_explai
                 assert wrong.status == "wrong" and q.hint in wrong.text
 
 
-def test_a_check_never_raises_even_when_its_checker_meets_an_answer_of_a_shape_it_did_not_foresee():
-    # Chapter 03's prediction check indexes the pair it was given: a one-number "pair" used to raise IndexError
-    # out of check() and into the learner's cell, against the framework's promise that a check never raises.
-    verdict = check("03.predict", {"fuse off": (8,), "fuse on": (2, 1), "fuse on + fallback": (3, 1)})
+def test_a_check_never_raises_even_when_its_checker_meets_an_answer_of_a_shape_it_did_not_foresee(monkeypatch):
+    # A checker that indexes what it was given without checking its shape (chapter 03's prediction check once did)
+    # must not raise out of check() and into the learner's cell: the framework promises a check never raises.
+    from agentkit import exercises
+
+    monkeypatch.setitem(exercises.REGISTRY.exercises, "99.shape", exercises.Exercise(
+        "99.shape", "predict", "A careless checker", "Set `pair`.", lambda pair: f"{pair[1]}"))
+    verdict = check("99.shape", (8,))
     assert verdict.status == "wrong"
     assert "could not read" in verdict.text and "IndexError" in verdict.text and "hint:" in verdict.text
+    one = check("03.predict", {"fuse off": (8,), "fuse on": (2, 1), "fuse on + fallback": (3, 1)})
+    assert one.status == "wrong" and "a pair of whole numbers" in one.text

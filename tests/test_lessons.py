@@ -281,3 +281,60 @@ def test_two_processes_creating_one_new_store_at_once_both_succeed_and_lose_noth
     for path in paths:
         fixes = sorted(row[0] for row in _raw(path).execute("SELECT fix FROM lessons"))
         assert fixes == ["written by worker 1", "written by worker 2"]
+
+
+# --- careless input: long lessons, a string of ids, "~", a FIFO, an unreadable file -------
+
+
+def test_two_long_lessons_that_differ_after_the_cut_are_both_kept(store):
+    from agentkit.lessons import MAX_FIELD_CHARS
+
+    start = "check the unit of every number in the observation before using it " * 7  # over 400 characters
+    first = store.add(**{**AGE, "fix": start + "then convert feet to metres"})
+    second = store.add(**{**AGE, "fix": start + "then convert pounds to kilograms"})
+    again = store.add(**{**AGE, "fix": start + "then convert feet to metres"})
+    assert first != second and again == first and len(store) == 2
+    fix = store.get(first).fix
+    assert len(fix) <= MAX_FIELD_CHARS and "[... cut:" in fix and fix.startswith("check the unit")
+
+
+def test_a_string_of_ids_is_refused_not_read_digit_by_digit(store):
+    one, two = store.add(**AGE), store.add(**UNITS)
+    history = store.history()
+    with pytest.raises(TypeError, match="lesson_ids must be a list of lesson ids"):
+        store.record_outcome("12", success=True)
+    assert store.history() == history and store.get(one).uses == store.get(two).uses == 0
+    store.record_outcome(two, success=True)  # one id on its own is fine
+    assert store.get(two).uses == 1 and store.get(one).uses == 0
+
+
+def test_a_path_with_a_tilde_is_in_the_home_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    with LessonStore("~/lessons/x.sqlite3") as store:
+        assert store.path == tmp_path / "home" / "lessons" / "x.sqlite3"
+    assert (tmp_path / "home" / "lessons" / "x.sqlite3").is_file() and not (tmp_path / "~").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no FIFOs on Windows")
+def test_a_fifo_is_refused_with_a_clear_message(tmp_path):
+    import os
+
+    from agentkit.lessons import LessonStoreError
+
+    fifo = tmp_path / "lessons.sqlite3"
+    os.mkfifo(fifo)
+    with pytest.raises(LessonStoreError, match="is a FIFO .*not a lesson store file; it was left alone"):
+        LessonStore(fifo, timeout=0.1)
+
+
+def test_an_unreadable_file_is_refused_with_what_to_do(path, monkeypatch):
+    import os
+
+    from agentkit.lessons import LessonStoreError
+
+    LessonStore(path).close()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if str(p) == str(path) else real_access(p, mode, **kw))
+    with pytest.raises(LessonStoreError, match=r"cannot be read and written by this user.*chmod u\+rw"):
+        LessonStore(path, timeout=0.1)

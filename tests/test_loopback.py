@@ -144,3 +144,77 @@ def test_the_chapter_client_is_the_stand_in_behind_http_by_default(monkeypatch):
     monkeypatch.setenv("AP_MODE", "bogus")
     with pytest.raises(ValueError, match="bogus"):
         chapter_client()
+
+
+# --- hostile and careless clients (all traffic to 127.0.0.1, bounded in count and time) -----
+
+
+def _raw_exchange(server, data: bytes, wait_s: float = 5.0) -> bytes:
+    """Send raw bytes to the server and read what comes back until it closes (or wait_s passes)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=wait_s) as sock:
+        sock.sendall(data)
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except (TimeoutError, ConnectionResetError):
+            pass
+        return answer
+
+
+@pytest.mark.parametrize("length", ["abc", "-5", "1e3", ""])
+def test_a_content_length_that_is_not_a_number_is_answered_400(length):
+    with serve(lambda body: "never asked", idle_timeout_s=2) as server:
+        answer = _raw_exchange(server, f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {length}"
+                                       f"\r\n\r\n{{}}".encode())
+    assert answer.startswith(b"HTTP/1.0 400") and b"is not a number of bytes" in answer
+    assert [r.status for r in server.requests] == [400]
+
+
+def test_a_body_nested_too_deep_is_answered_400():
+    body = b"[" * 200_000 + b"]" * 200_000
+    with serve(lambda body: "never asked", idle_timeout_s=2) as server:
+        answer = _raw_exchange(server, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                               + str(len(body)).encode() + b"\r\n\r\n" + body)
+    assert answer.startswith(b"HTTP/1.0 400") and b"nests deeper" in answer
+
+
+def test_a_body_over_the_cap_is_answered_413_without_being_read():
+    from agentkit.loopback import MAX_BODY_BYTES
+
+    with serve(lambda body: "never asked", idle_timeout_s=2) as server:
+        start = time.monotonic()
+        answer = _raw_exchange(server, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000"
+                                       b"\r\n\r\n" + b"x" * 1000)  # the other 49,999,000 bytes never come
+    assert time.monotonic() - start < 3
+    assert answer.startswith(b"HTTP/1.0 413") and f"at most {MAX_BODY_BYTES:,}".encode() in answer
+
+
+def test_an_idle_connection_is_closed_after_the_idle_timeout():
+    with serve(lambda body: "ok", idle_timeout_s=0.3) as server:
+        start = time.monotonic()
+        answer = _raw_exchange(server, b"", wait_s=5)  # connects, then says nothing
+        assert answer == b"" and time.monotonic() - start < 3  # closed by the server, not by our 5 s wait
+        assert server.client(max_retries=0).think("still serving") == "ok"
+
+
+def test_a_burst_of_100_clients_is_queued_not_refused():
+    import concurrent.futures
+    import http.client
+
+    def post(server):
+        connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=20)
+        try:
+            connection.request("POST", "/v1/chat/completions", body=json.dumps({"messages": []}),
+                               headers={"Content-Type": "application/json"})
+            return connection.getresponse().status
+        finally:
+            connection.close()
+
+    with serve(lambda body: "ok", latency_s=0.05) as server:
+        assert server.request_queue_size >= 128
+        with concurrent.futures.ThreadPoolExecutor(100) as pool:
+            statuses = list(pool.map(lambda _: post(server), range(100)))
+    assert statuses == [200] * 100

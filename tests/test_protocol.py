@@ -102,7 +102,19 @@ def pausable(llm, tmp_path):
         world.close()
 
 
-RECIPES = {"ReActAgent": react, "PausableAgent": pausable, "NativeReActAgent": native, "PlanAndSolveAgent": plan_and_solve, "PlanAndExecuteAgent": plan_and_execute,
+def memory(llm, tmp_path):
+    from agentkit.memory import MemoryAgent
+    from agentkit.memory_data import session_memories, session_tasks
+    from agentkit.memory_store import MemoryStore
+
+    store = MemoryStore()
+    store.add_many(session_memories(10))
+    agent = MemoryAgent(llm, store, method="keyword", k=5)
+    episodes = [agent.run(task.question, task.check) for task in session_tasks(10)[:3]]
+    return [(e.answer, e.success, e.cited) for e in episodes]
+
+
+RECIPES = {"ReActAgent": react, "PausableAgent": pausable, "MemoryAgent": memory, "NativeReActAgent": native, "PlanAndSolveAgent": plan_and_solve, "PlanAndExecuteAgent": plan_and_execute,
            "ReflectionAgent": reflection, "ReflexionAgent": reflexion}
 
 

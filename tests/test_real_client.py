@@ -268,3 +268,69 @@ def test_completion_style_failures_are_clear_errors(server):
     with pytest.raises(LLMError, match="LLM_BASE_URL"):
         llm.think("Question: anything")
     assert llm.calls == []
+
+
+# --- secrets, deep JSON, bad usage, a reply that is not text ----------------------------
+
+
+def test_an_error_never_carries_url_credentials_or_an_echoed_key(server):
+    key = "sk-proj-Secret123456789"
+    echo = {"error": {"message": f"Incorrect API key provided: {key}. Authorization: Bearer {key}",
+                      "type": "invalid_request_error"}}
+    server.replier = in_turn(reply(401, echo))
+    secret_url = server.base_url.replace("http://", "http://alice:hunter2pass@")
+    llm = OpenAIChatLLM(api_key=key, base_url=secret_url, model="test-model", max_retries=0)
+    with pytest.raises(LLMError) as failure:
+        llm.think("hello")
+    shown = "".join(__import__("traceback").format_exception(failure.value))  # what a notebook prints
+    for secret in (key, "hunter2pass", "alice", "Secret123"):
+        assert secret not in shown
+    assert "HTTP 401" in shown and server.base_url in shown and "[redacted]" in shown
+
+
+def test_an_evaluation_row_never_carries_the_key():
+    from agentkit.evaluate import run_task
+    from agentkit.react import ReActAgent
+    from agentkit.tasks import load_tasks
+    from agentkit.tools import default_executor
+
+    key = "sk-live-abcdef0123456789"
+    with serve(in_turn(reply(401, {"error": {"message": f"bad key {key}", "type": "x"}}))) as srv:
+        llm = OpenAIChatLLM(api_key=key, base_url=srv.base_url, model="m", max_retries=0)
+        row = run_task(lambda: ReActAgent(llm, default_executor()), load_tasks()[0])
+    assert row.stop_reason == "error" and "HTTP 401" in row.error and key not in row.error
+
+
+def test_a_deeply_nested_reply_is_an_llm_error_not_a_recursion_error(server):
+    server.replier = in_turn(reply(raw=b'{"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"))
+    with pytest.raises(LLMError, match="nests too deeply"):
+        client(server, max_retries=0).think("hello")
+
+
+@pytest.mark.parametrize("prompt_tokens, completion_tokens", [("lots", 3), (-5, 3), (12, -1), (12, "many")])
+def test_usage_that_is_not_a_whole_number_is_counted_locally(server, prompt_tokens, completion_tokens):
+    body = chat_body(prompt_tokens=0, completion_tokens=0)
+    body["usage"].update(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    server.replier = in_turn(reply(body=body))
+    llm = client(server, max_retries=0)
+    assert llm.think("hello") == "Paris."
+    call = llm.calls[0]
+    assert call.prompt_tokens == 8 and call.completion_tokens == 2  # o200k: the chat overhead + "hello"; "Paris."
+    assert "not whole numbers" in call.note
+
+
+def test_a_reply_that_is_not_text_is_an_llm_error_never_returned():
+    from agentkit.llm import LedgerLLM
+
+    class Numeric(LedgerLLM):
+        def _complete(self, messages, temperature):
+            return 42, {"prompt_tokens": 1, "completion_tokens": 1}
+
+    with pytest.raises(LLMError, match="replied with a int"):
+        Numeric().think("hello")
+
+
+def test_a_numeric_tool_turn_content_is_an_llm_error(server):
+    server.replier = in_turn(reply(body=chat_body(content=42)))
+    with pytest.raises(LLMError, match="content is int"):
+        client(server, max_retries=0).act("hello", [{"type": "function", "function": {"name": "f", "parameters": {}}}])

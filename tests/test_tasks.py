@@ -74,12 +74,41 @@ def test_refuse_passes_refusals_only_and_a_refusal_never_answers(answer, refusal
     ('{"id": "a", "category": "lookup", "question": "q", "gold": 1, "checker": "numeric", "key_path": ["Search x"]}',
      "'Search x' is not a tool call"),
     ("not json", "not JSON"),
+    ('{"id": "a", "category": "lookup", "question": "q", "gold": 1, "checker": "numeric", "key_path": ["S[x]"], '
+     '"tolerance": "abc"}', "tolerance must be a finite number >= 0, got 'abc'"),
+    ('{"id": "a", "category": "lookup", "question": "q", "gold": 1, "checker": "numeric", "key_path": ["S[x]"], '
+     '"tolerance": -0.5}', "tolerance must be a finite number >= 0, got -0.5"),
+    ('{"id": "a", "category": "lookup", "question": "q", "gold": 1, "checker": "numeric", "key_path": ["S[x]"], '
+     '"tolerance": NaN}', "tolerance must be a finite number >= 0, got nan"),
+    ('{"id": "a", "category": "lookup", "question": "q", "gold": NaN, "checker": "numeric", "key_path": ["S[x]"]}',
+     "gold must be a finite number, got nan"),
+    ('{"id": "a", "category": "lookup", "question": "q", "gold": true, "checker": "numeric", "key_path": ["S[x]"]}',
+     "needs a number as gold"),
+    ('{"id": "a", "category": "lookup", "question": "q", "gold": "Paul", "checker": "exact", "key_path": ["S[x]"], '
+     '"accept": "Paul Allen"}', "accept must be a list of strings"),
 ])
 def test_a_bad_task_line_is_named_with_its_line_number(tmp_path, line, message):
     path = tmp_path / "tasks.jsonl"
     path.write_text("\n" + line + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=f"tasks.jsonl line 2: .*{re.escape(message)}"):
         load_tasks(path)
+
+
+def test_accept_given_as_a_string_is_refused_not_read_letter_by_letter():
+    with pytest.raises(ValueError, match="accept must be a list"):
+        task(gold="Paul Allen", accept="Paul Allen")
+    assert not task(gold="Paul Allen", accept=("Paul G. Allen",)).check("a")
+
+
+@pytest.mark.parametrize("tolerance", [-1, float("nan"), float("inf"), "0.5"])
+def test_a_task_refuses_a_tolerance_that_is_not_a_finite_number_at_least_zero(tolerance):
+    with pytest.raises(ValueError, match="tolerance must be a finite number >= 0"):
+        task("numeric", 9, tolerance=tolerance)
+
+
+def test_a_task_refuses_a_nan_gold():
+    with pytest.raises(ValueError, match="gold must be a finite number"):
+        task("numeric", float("nan"))
 
 
 def test_duplicate_ids_are_refused(tmp_path):

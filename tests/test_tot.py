@@ -203,7 +203,8 @@ def test_parse_thoughts_keeps_usable_steps_and_drops_the_rest():
     assert len(dropped) == 6
 
 
-@pytest.mark.parametrize("reply", [None, "", "\n\n", "= = =", "1/0 + 4 = 5", "x" * 10_000, 42])
+@pytest.mark.parametrize("reply", [None, "", "\n\n", "= = =", "1/0 + 4 = 5", "x" * 10_000, 42,
+                                   "1" * 4_301 + " + 4 = 5", "4 + 1 = " + "9" * 5_000, "1/" + "3" * 4_400 + " + 4 = 5"])
 def test_parse_thoughts_never_raises(reply):
     thoughts, _ = parse_thoughts(reply, ["1", "4"], k=3)
     assert thoughts == []
@@ -298,3 +299,39 @@ def test_plot_tree_marks_the_verified_path_and_the_rejected_claims():
     ax = plot_tree(TreeOfThoughts(wishful(), k=2, b=2).solve([1, 1, 1, 1]))
     assert "1 1 1 1" in ax.get_title() and len(ax.get_legend().get_texts()) == 4
     plt.close("all")
+
+
+# --- hostile replies and bad puzzles ------------------------------------------------------
+
+
+@pytest.mark.parametrize("line", ["1" * 200_000, "1" * 100_000 + " + ", "4 + " + "7" * 200_000,
+                                  "-" + "5" * 200_000 + " = "])
+def test_a_long_digit_run_is_parsed_in_linear_time(line):
+    import time
+
+    started = time.process_time()
+    thoughts, dropped = parse_thoughts(line, ["1", "4"], k=3)
+    assert time.process_time() - started < 0.5  # minutes when every digit restarted the match
+    assert thoughts == [] and len(dropped) == 1
+
+
+@pytest.mark.parametrize("puzzle,why", [
+    ((4.9, 7, 8, 8), "4.9 is not a whole number"), ((2.5, 1, 2, 3), "2.5 is not a whole number"),
+    ((1, 2, 3, 4, 5), "5 numbers"), ((), "0 numbers"), ((-1, 5, 5, 5), "-1 is negative"),
+    ((True, 1, 2, 3), "True is not a whole number"), ((float("nan"), 1, 2, 3), "nan is not a whole number"),
+    ("4788", "not a list of numbers"), (("4", "x", "8", "8"), "'x' is not a whole number"),
+])
+def test_a_bad_puzzle_is_refused_with_a_clear_error(puzzle, why):
+    llm = ScriptedLLM([Rule(PROPOSE_MARKER, "4 * 6 = 24"), Rule(VALUE_MARKER, "sure")])
+    with pytest.raises(ValueError, match=re.escape(why)):
+        TreeOfThoughts(llm, k=1, b=1, votes=0).solve(puzzle)
+    assert llm.calls == []
+
+
+def test_verify_judges_the_puzzle_as_given_never_rounded():
+    assert not verify("(4 - 7) * 8 + 8 * 6", (4.9, 7, 8, 8)).ok
+    assert "4.9 is not a whole number" in verify("4 * 7 - 8 + 8 - 4", (4.9, 7, 8, 8)).reason
+    assert "2.5 is not a whole number" in verify("2 * 3 * 4 * 1", (2.5, 3, 4, 1)).reason
+    assert "-1 is negative" in verify("(5 + 5 - 5) * 1", (-1, 5, 5, 5)).reason
+    assert verify("(7 - 8 / 8) * 4", (4.0, 7, 8, 8)).ok  # a whole float is that whole number
+    assert verify("8 / (3 - 8 / 3)", (3.0, 3, 8, 8)).ok

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-CHAPTERS = ["00", "01", "02", "03", "04", "06", "07", "14"]  # chapters with a "Check yourself" section, each a module chNN here
+CHAPTERS = ["00", "01", "02", "03", "04", "06", "07", "08", "09", "10", "11", "13", "14"]  # each a module chNN here
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
 
@@ -145,6 +145,32 @@ def call(function, *args, case: str, hint: str):
         where = f"line {line.lineno}" + (f": {line.line.strip()}" if line.line and line.line.strip() else "")
         raise Fail(case, "no exception", f"{type(e).__name__}: {e} ({where})",
                    hint or "your code raised on this case: fix it, then check again.") from None
+
+
+def check_prediction(prediction, truth: dict, *, what: str, labels: tuple, hint: Callable,
+                     case: Callable = lambda name: name, source: str = "the ledgers") -> None:
+    """Compare a prediction {name: (numbers...)} with the truth read from the runs; raise NotDone or Fail.
+
+    `labels` name the numbers ("LLM calls", "tool calls"); `hint(name, guess, actual)` says why the truth is what it is."""
+    shape = f"({', '.join(labels)})"
+    if not isinstance(prediction, dict):
+        raise Fail("the prediction", f"a dict {{{what}: {shape}}}", type(prediction).__name__,
+                   "copy the dict from the exercise cell and fill in the numbers.")
+    count = {1: "one whole number", 2: "a pair of whole numbers", 3: "three whole numbers"}.get(len(labels),
+                                                                                          f"{len(labels)} whole numbers")
+    for name, actual in truth.items():
+        guess = prediction.get(name)
+        if guess is None or guess is Ellipsis:
+            raise NotDone()
+        try:
+            guess = tuple(int(x) for x in guess)
+        except (TypeError, ValueError):
+            guess = None
+        if guess is None or len(guess) != len(labels):
+            raise Fail(name, count, repr(prediction.get(name)), f"write {shape}.")
+        if guess != tuple(actual):
+            off = ", ".join(f"{label} off by {g - a:+d}" for label, g, a in zip(labels, guess, actual) if g != a)
+            raise Fail(case(name), f"{tuple(actual)} from {source}", f"{guess} ({off})", hint(name, guess, tuple(actual)))
 
 
 # --- checking -------------------------------------------------------------------------------

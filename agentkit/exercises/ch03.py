@@ -6,7 +6,7 @@ from ..modes import get_llm
 from ..parsing import naive_parse, parse_reply
 from ..react import REACT_MARKER, ROLE_PROMPT, ReActAgent
 from ..sick import QUESTION, StuckLLM, incident_executor, sick_executor
-from . import Fail, NotDone, call, exercise, question
+from . import Fail, call, check_prediction, exercise, question
 
 # --- 03.predict: what the stuck model costs, from the ledgers ---------------------------------
 
@@ -35,22 +35,12 @@ WHY = {
 @exercise("03.predict", "predict", "What the stuck model costs",
           "Set `prediction` to {setting: (LLM calls, tool calls)} for the three settings, before running anything.")
 def _predict(prediction):
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", "a dict {setting: (LLM calls, tool calls)}", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
     truth = stuck_costs()
-    for name, actual in truth.items():
-        guess = prediction.get(name)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = tuple(int(x) for x in guess)
-        except (TypeError, ValueError):
-            raise Fail(name, "a pair of whole numbers", repr(guess), "write (LLM calls, tool calls).") from None
-        if guess != actual:
-            off = f"LLM calls off by {guess[0] - actual[0]:+d}, tool calls off by {guess[1] - actual[1]:+d}"
-            raise Fail(f"{name}, max_steps={PREDICT_STEPS}", f"{actual} from the ledgers", f"{guess} ({off})",
-                       WHY[name] + ". Section 2 counts the same with max_steps 5 and 20.")
+    check_prediction(prediction, truth, what="setting",
+                     labels=("LLM calls", "tool calls"),
+                     hint=lambda name, guess, actual: WHY[name] + (". Section 2 counts the same with max_steps 5 and "
+                                                                   "20."),
+                     case=lambda name: f"{name}, max_steps={PREDICT_STEPS}")
     return (f"The ledgers agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items()))
 
 

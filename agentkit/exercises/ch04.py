@@ -7,7 +7,7 @@ from ..plan import (MAX_PLAN_STEPS, PLANNER_PROMPT, PLANNER_ROLE, REPLAN_HEADER,
                     PlanAndExecuteAgent, StepResult, inject_failure, parse_plan)
 from ..scripts.plan import APPLES_QUESTION, YEARS_QUESTION, YEARS_TOOL_CALLS
 from ..tools import default_executor
-from . import Fail, NotDone, call, exercise, question
+from . import Fail, NotDone, call, check_prediction, exercise, question
 
 # --- 04.predict: what an injected failure costs, from the ledgers ------------------------------
 
@@ -54,24 +54,11 @@ WHY = {
 @exercise("04.predict", "predict", "What an injected failure costs",
           "Set `prediction` to {setting: (LLM calls, tool calls)} for the three settings, before running anything.")
 def _predict(prediction):
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", "a dict {setting: (LLM calls, tool calls)}", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
     truth = failure_costs()
-    for name, actual in truth.items():
-        guess = prediction.get(name)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = tuple(int(x) for x in guess)
-            if len(guess) != 2:
-                raise ValueError(f"{len(guess)} numbers")
-        except (TypeError, ValueError):
-            raise Fail(name, "a pair of whole numbers", repr(guess), "write (LLM calls, tool calls).") from None
-        if guess != actual:
-            off = f"LLM calls off by {guess[0] - actual[0]:+d}, tool calls off by {guess[1] - actual[1]:+d}"
-            raise Fail(name, f"{actual} from the ledgers", f"{guess} ({off})",
-                       WHY[name] + ". Section 6's run without failures shows what one step try costs.")
+    check_prediction(prediction, truth, what="setting",
+                     labels=("LLM calls", "tool calls"),
+                     hint=lambda name, guess, actual: WHY[name] + (". Section 6's run without failures shows what "
+                                                                   "one step try costs."))
     return f"The ledgers agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
 
 

@@ -10,7 +10,7 @@ from ..react import ReActAgent
 from ..reflexion import ReflexionAgent, exact_match, format_lessons, parse_lesson, reflection_messages
 from ..scripts.reflexion import TURING_QUESTION
 from ..widgets.reflexion import MAX_TRIALS, TURING_GOLD, WRONG_LESSONS
-from . import Fail, NotDone, call, exercise, question
+from . import Fail, NotDone, call, check_prediction, exercise, question
 
 IN_MEMORY = ":memory:"  # SQLite's own in-memory database: a fresh store per check, nothing on disk
 
@@ -58,26 +58,13 @@ COST = ("a failed trial costs 3 ReAct calls (Search, Calculate, Finish) plus 1 r
 @exercise("06.predict", "predict", "How long a wrong lesson lives",
           "Set `prediction` to {setting: (trial of the first right answer, LLM calls in all)}, before running anything.")
 def _predict(prediction):
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", "a dict {setting: (first right trial, LLM calls)}", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
     truth = pollution_costs()
-    for name, actual in truth.items():
-        guess = prediction.get(name)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = tuple(int(x) for x in guess)
-            if len(guess) != 2:
-                raise ValueError(f"{len(guess)} numbers")
-        except (TypeError, ValueError):
-            raise Fail(name, "a pair of whole numbers", repr(guess),
-                       "write (trial of the first right answer, LLM calls in all).") from None
-        if guess != actual:
-            off = f"trial off by {guess[0] - actual[0]:+d}, LLM calls off by {guess[1] - actual[1]:+d}"
-            hint = WHY[name] if guess[0] != actual[0] else COST
-            raise Fail(name, f"{actual} from the store and the ledger", f"{guess} ({off})",
-                       f"{hint}. Section 7 explains penalty and threshold; LessonStore's signature has the defaults.")
+    check_prediction(prediction, truth, what="setting",
+                     labels=("first right trial", "LLM calls"),
+                     hint=lambda name, guess, actual: (f"{WHY[name] if guess[0] != actual[0] else COST}. Section 7 "
+                                                       f"explains penalty and threshold; LessonStore's signature has "
+                                                       f"the defaults."),
+                     source="the store and the ledger")
     return f"The store and the ledger agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items()) + \
         f" And {COST}."
 

@@ -9,7 +9,8 @@ import importlib
 from ..scripted import Rule
 
 # Each module exposes RULES: list[Rule]. Order matters only within a module.
-CHAPTER_SCRIPTS = ["basics", "react", "plan", "reflection", "reflexion", "tot", "runtime", "native", "tasks", "world"]
+CHAPTER_SCRIPTS = ["basics", "react", "plan", "reflection", "reflexion", "tot", "runtime", "native", "tasks", "world",
+                   "memory"]
 
 
 def course_script() -> list[Rule]:

@@ -1,0 +1,252 @@
+"""Chapter 09's exercises: predict four paradigms' bills from the ledgers, build a ReWOO plan validator, break ReWOO
+with a blind plan, turn the stand-in's errors up until two paradigms swap places, two questions."""
+from __future__ import annotations
+
+import re
+
+from ..modes import get_llm
+from ..evaluate import evaluate
+from ..instruments import KNOBS, NoisyTaskLLM
+from ..paradigms import PARADIGMS
+from ..rewoo import PLANNER_MARKER, PlanError, ReWOOAgent, parse_rewoo_plan
+from ..scripted import ScriptedLLM
+from ..scripts import course_script
+from ..tasks import load_tasks
+from ..tools import default_executor
+from . import Fail, call, check_prediction, exercise, question
+
+# --- 09.predict: what four paradigms cost on one task, from the ledgers ----------------------
+
+PREDICT_TASK = "pioneers-mean"
+PREDICT_PARADIGMS = ["ReAct", "ReWOO", "Plan-and-Execute", "Hybrid"]
+
+WHY = {
+    "ReAct": "one LLM call per step; the key path is 5 tool calls (four look-ups, then the mean), and max_steps=5 "
+             "ends the run before the turn that would Finish",
+    "ReWOO": "a planner call and a solver call, whatever the plan: 2 LLM calls; the plan holds all 5 tool calls",
+    "Plan-and-Execute": "a planner call, then a small ReAct of two calls (the action, then Finish) for each of the 5 "
+                        "steps: 1 + 5 x 2 = 11",
+    "Hybrid": "a planner call; sub-goal 1 is a ReAct of 5 calls (four look-ups, then Finish) plus the runtime's drift "
+              "checkpoint after its third tool step; sub-goal 2 is 2 calls (Calculate, then Finish): 1 + 5 + 1 + 2 = 9",
+}
+
+
+def task(task_id: str):
+    return next(t for t in load_tasks() if t.id == task_id)
+
+
+def paradigm_costs() -> dict:
+    """(LLM calls, tool calls) of each paradigm on PREDICT_TASK, counted from the ledgers."""
+    question_text, costs = task(PREDICT_TASK).question, {}
+    for name in PREDICT_PARADIGMS:
+        agent = PARADIGMS[name](llm=get_llm("fake"))  # the stand-in, whatever AP_MODE says
+        agent.run(question_text, verbose=False)
+        costs[name] = (len(agent.llm.calls), len(agent.tools.log))
+    return costs
+
+
+@exercise("09.predict", "predict", "What four paradigms cost",
+          "Set `prediction` to {paradigm: (LLM calls, tool calls)} on 'pioneers-mean', before running anything.")
+def _predict(prediction):
+    truth = paradigm_costs()
+    check_prediction(prediction, truth, what="paradigm",
+                     labels=("LLM calls", "tool calls"),
+                     hint=lambda name, guess, actual: WHY[name] + (". Section 4 runs ReAct and the hybrid on "
+                                                                   "'founders-sum', whose key path has the same "
+                                                                   "shape."),
+                     case=lambda name: f"{name} on {PREDICT_TASK!r}")
+    return ("The ledgers agree: " + " ".join(f"{name} {truth[name]}: {why}." for name, why in WHY.items())
+            + " ReWOO is the cheapest and, on this task, wrong: its plan could not read the four years it needed.")
+
+
+# --- 09.plan: a ReWOO plan validator --------------------------------------------------------
+
+H_VALID = ("a plan whose every #E reference points to an EARLIER line is valid: return None. Section 1's plan "
+           "refers to #E1 in #E2's input.")
+H_PLAN_LINE = ("only the inputs of evidence lines (#Ek = Tool[input]) refer to evidence; the words of a Plan: line "
+               "are the planner's notes, not references.")
+H_FORWARD = ("a step can use only results of lines ABOVE it: check each reference against the variables defined "
+             "so far, line by line (section 2, 'A reference to evidence that does not exist yet').")
+H_SELF = "a line cannot use its own result: its variable is defined only after its tool has run."
+H_TWICE = "a variable defined twice makes every later reference ambiguous: refuse it (section 2's 'defined twice')."
+H_EMPTY = "a reply with no #E line at all is no plan: refuse it, or ReWOO would run nothing and answer blind."
+H_E10 = ("compare whole variable names: #E10 is not #E1. A substring test (or str.replace) confuses them; a regex "
+         "such as #E(\\d+) reads the whole number.")
+H_NAME = "say which variable is at fault, so the planner (or you) can fix the plan: put it in the message."
+
+PLANS = [  # (plan text, the variable at fault or None for a valid plan, what, hint)
+    ("Plan: add the two numbers.\n#E1 = Calculate[12 + 30]\nPlan: square the sum.\n#E2 = Calculate[#E1 ** 2]",
+     None, "a valid plan: #E2 uses #E1", H_VALID),
+    ("#E1 = Search[Ada Lovelace]\n#E2 = Search[Charles Babbage]\n#E3 = Calculate[1815 - 1791]", None,
+     "a valid plan with no references", H_VALID),
+    ("Plan: the year, which becomes #E2 below.\n#E1 = Search[Grace Hopper]\n#E2 = Calculate[2024 - 1906]", None,
+     "a valid plan whose Plan line mentions #E2 before it is defined", H_PLAN_LINE),
+    ("#E1 = Calculate[#E2 * 2]\n#E2 = Calculate[3 + 4]", "#E2", "a forward reference", H_FORWARD),
+    ("#E1 = Search[Alan Turing]\n#E2 = Search[#E3]", "#E3", "a reference to evidence no line defines", H_FORWARD),
+    ("#E1 = Search[#E1]", "#E1", "a line that uses its own result", H_SELF),
+    ("#E1 = Search[Ada Lovelace]\n#E1 = Search[Alan Turing]", "#E1", "a variable defined twice", H_TWICE),
+    ("I would search for Ada Lovelace first, then compute.", "", "a reply with no evidence line", H_EMPTY),
+    ("#E1 = Search[Grace Hopper]\n#E2 = Calculate[#E10 + 1]", "#E10", "#E10 where only #E1 exists", H_E10),
+]
+
+
+@exercise("09.plan", "build", "A ReWOO plan validator",
+          "Write `check_plan(text)`: None for a plan that can run, else a message naming the #E variable at fault.")
+def _validate(check_plan):
+    if not callable(check_plan):
+        raise Fail("your answer", "a function check_plan(text) -> None or a message", repr(check_plan),
+                   "define it with def.")
+    for text, fault, what, hint in PLANS:
+        said = call(check_plan, text, case=what, hint=hint)
+        shown = text.replace("\n", " | ")
+        if fault is None and said is not None:
+            raise Fail(f"{what}: {shown}", "None (the plan can run)", repr(said), hint)
+        if fault is not None:
+            if not isinstance(said, str) or not said.strip():
+                raise Fail(f"{what}: {shown}", "a message saying what is wrong", repr(said), hint + (
+                    " (None means 'can run': if your function returned nothing, did it forget `return`?)"
+                    if said is None else ""))
+            if fault and not re.search(re.escape(fault) + r"(?!\d)", said):
+                raise Fail(f"{what}: {shown}", f"a message naming {fault}", repr(said), H_NAME)
+    # The stand-in's own plans for the chapter's tasks: all valid, so your check must let every one run.
+    planner = get_llm("fake")
+    tasks = [t for t in load_tasks() if t.category != "impossible"][:12]
+    for t in tasks:
+        agent = ReWOOAgent(planner, default_executor())
+        plan = planner.think(agent.planner_prompt(t.question))
+        said = call(check_plan, plan, case=f"the stand-in's plan for {t.id!r}", hint=H_VALID)
+        if said is not None:
+            raise Fail(f"the stand-in's plan for {t.id!r}: {plan!r}", "None (parse_rewoo_plan accepts it)",
+                       repr(said), H_VALID)
+    return (f"Your validator agrees with agentkit.rewoo.parse_rewoo_plan on {len(PLANS)} plans you had not seen and "
+            f"lets the stand-in's own plans for {len(tasks)} tasks run ({len(planner.calls)} planner calls in its "
+            "ledger). A refused plan costs its one planner call and no tool call: the check runs before any tool.")
+
+
+# --- 09.break: a plan the validator accepts, and that cannot work ------------------------------
+
+BLIND_TASK = "woz-torvalds"
+
+
+def planner_says(plan: str) -> ScriptedLLM:
+    """The course stand-in, except that its ReWOO planner writes `plan`."""
+    llm = ScriptedLLM(course_script())
+    llm.add(lambda prompt: PLANNER_MARKER in prompt, plan, name="your plan")
+    return llm
+
+
+@exercise("09.break", "break", "A blind plan",
+          "Set `plan` to a ReWOO plan for 'woz-torvalds' that the validator accepts and whose run gets it wrong, "
+          "because a step needs a piece of an earlier result.")
+def _break(plan):
+    if not isinstance(plan, str):
+        raise Fail("your answer", "a str: the planner's reply", type(plan).__name__, "write the plan as a string.")
+    try:
+        parse_rewoo_plan(plan)
+    except PlanError as error:
+        raise Fail("parse_rewoo_plan(plan)", "a valid plan", f"PlanError: {error}",
+                   "a blind plan is a VALID plan: every reference points to an earlier line, and the validator has "
+                   "nothing to refuse (section 2, 'Planning blind').") from None
+    the_task = task(BLIND_TASK)
+    llm, tools = planner_says(plan), default_executor()
+    agent = ReWOOAgent(llm, tools)
+    answer = agent.run(the_task.question, verbose=False)
+    flooded = [(v, agent.inputs[v]) for v in agent.inputs
+               if any(len(e) > 40 and e in agent.inputs[v] for k, e in agent.evidence.items() if k != v)]
+    if not flooded:
+        raise Fail("the run of your plan", "a step whose tool received a whole earlier result",
+                   f"inputs {list(agent.inputs.values())}, answer {answer!r}",
+                   "blind means a step's input is a result the planner could not see: write #E1 (or #E2) in an "
+                   "input, as the blind Calculate of section 2 does.")
+    if the_task.check(answer):
+        raise Fail("the run of your plan", "a wrong answer", repr(answer),
+                   "your plan handed a paragraph to a tool and still got it right: make the step that needs a number "
+                   "from a result (the subtraction) take that result.")
+    variable, received = flooded[0]
+    return (f"The validator accepted your plan; the run cost {len(llm.calls)} LLM calls and {len(tools.log)} tool "
+            f"calls (ledgers). {variable}'s tool received {len(received)} characters, {received[:60]!r}..., and the "
+            f"answer was {answer!r}, wrong (gold {the_task.gold}). ReAct reads each result before its next step, which is "
+            "what this question needs.")
+
+
+# --- 09.noise: turn the errors up until the ranking flips -------------------------------------
+
+NOISE_PARADIGMS = ("ReAct", "Plan-and-Execute")
+
+
+def noisy_run(paradigm: str, rate: float, seed: int = 0) -> tuple:
+    """The harness's report of `paradigm` on the task set with NoisyTaskLLM(rate, seed), and the stand-ins it made."""
+    made = []
+
+    def make_agent(extra_steps: int = 0):
+        made.append(NoisyTaskLLM(rate, seed=seed))
+        return PARADIGMS[paradigm](extra_steps, llm=made[-1])
+
+    return evaluate(make_agent, load_tasks(), review=False, progress=False, name=paradigm), made
+
+
+def corrupted(llms: list) -> int:
+    """Replies a knob changed, read from the ledgers' notes."""
+    return sum(any(f"; {knob}" in call.note for knob in KNOBS) for llm in llms for call in llm.calls)
+
+
+@exercise("09.noise", "break", "Errors that flip the ranking",
+          "Set `rate` to an error rate per reply at which Plan-and-Execute, perfect at rate 0, scores below ReAct on "
+          "the task set (seed 0).")
+def _noise(rate):
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)):
+        raise Fail("your answer", "a number: the error rate per reply", type(rate).__name__,
+                   "write rate = 0.something.")
+    if not 0 < rate <= 1:
+        raise Fail("your rate", "a rate above 0 and at most 1", repr(rate),
+                   "at rate 0 the stand-in is a perfect reader: Plan-and-Execute gets every task right there. Turn the "
+                   "errors up.")
+    runs = {name: noisy_run(name, float(rate)) for name in NOISE_PARADIGMS}
+    success = {name: report.summary.success_rate for name, (report, _) in runs.items()}
+    if success["Plan-and-Execute"] >= success["ReAct"]:
+        high = success["ReAct"] < 0.2
+        raise Fail(f"the task set at error rate {rate}, seed 0",
+                   "Plan-and-Execute below ReAct", f"Plan-and-Execute {success['Plan-and-Execute']:.0%}, "
+                   f"ReAct {success['ReAct']:.0%}",
+                   "at such a rate both paradigms are near the floor, where little separates them: come down."
+                   if high else "Plan-and-Execute is still not below ReAct. It makes more model calls per task, so at "
+                   "a per-reply rate it meets more errors: go up a little (section 5's curves).")
+    lines = []
+    for name, (report, llms) in runs.items():
+        calls = sum(len(llm.calls) for llm in llms)
+        lines.append(f"{name} {success[name]:.0%} right, {calls} LLM calls, {corrupted(llms)} of them corrupted")
+    return (f"At rate {rate}, seed 0, from the ledgers: " + "; ".join(lines) + ". The same rate per reply, more "
+            "replies per task: the perfect planner of rate 0 is the first to fall. That is a property of the structure under "
+            "this instrument; a real model's errors need a real model's runs.")
+
+
+# --- concept questions ------------------------------------------------------------------------
+
+question("09.q1", "Why does a ReWOO run cost exactly 2 LLM calls, whether its plan has 2 tool calls or 8?", {
+    "a": ("The planner writes every tool call before any runs; the tools run without the model, and the solver "
+          "reads all the evidence at once.", True,
+          "the model is asked twice, to plan and to solve; in between, only tools and the substitution of #E "
+          "references run."),
+    "b": ("ReWOO caches tool results, so repeated calls are free.", False,
+          "there is no cache: every planned tool call runs once and is in the tool log; the tools are simply not "
+          "LLM calls."),
+    "c": ("The validator merges the plan's steps into one call.", False,
+          "the validator only reads and checks the plan; it refuses a bad plan and never calls the model."),
+    "d": ("The solver is not an LLM call.", False,
+          "it is: section 1 prints 2 calls in the ledger, the planner's and the solver's."),
+}, hint="section 1, the two calls printed after the tiny executor.")
+
+question("09.q2", "At a per-reply error rate of 0.1, Plan-and-Execute and the hybrid fall below ReAct (section 5). "
+                  "What does the instrument say is the reason?", {
+    "a": ("They make more model calls per task, so at a per-reply rate they meet more errors per task, and an error "
+          "in one step is carried into the next.", True,
+          "the rate is per reply and the same for every role; more replies per task means more chances to go wrong."),
+    "b": ("Their planners are worse readers than ReAct.", False,
+          "the same stand-in plays every role, with the same rate for each knob; no role is a worse reader."),
+    "c": ("The instrument sets a higher error rate for planner prompts.", False,
+          "each knob fires at the given rate on every reply, drawn from a hash of the seed and the prompt, whatever "
+          "the role."),
+    "d": ("A real model makes more errors when it plans, and the curves measure that.", False,
+          "the curves measure structure under an assumption; the text says only a real model's runs can tell how a "
+          "planner's errors differ from a reader's."),
+}, hint="section 5, 'The same batch, with the model's errors turned up', and the paragraph after the curves.")

@@ -1,0 +1,287 @@
+"""Chapter 10's exercises: predict a version's flips from the reports, build the P95 and a task-by-task comparison,
+fool a checker, two questions."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..evaluate import compare, evaluate
+from ..modes import get_llm
+from ..paradigms import make_act_only, make_react
+from ..react import REACT_MARKER, ReActAgent
+from ..scripted import Rule, ScriptedLLM
+from ..tasks import load_tasks, numbers_in
+from ..tools import default_executor
+from . import Fail, NotDone, call, exercise, question
+
+
+def multi_hop() -> list:
+    return [t for t in load_tasks() if t.category == "multi-hop"]
+
+
+def make_v1(extra_steps: int = 0):  # the stand-in, whatever AP_MODE says: the checks read its ledgers
+    return make_react(extra_steps, llm=get_llm("fake"))
+
+
+def make_v2(extra_steps: int = 0):  # section 5's version 2: Act-only with two more steps
+    return make_act_only(extra_steps + 2, llm=get_llm("fake"))
+
+
+def make_v3(extra_steps: int = 0):  # version 1 with two more steps, and nothing else
+    return make_react(extra_steps + 2, llm=get_llm("fake"))
+
+
+def reports() -> tuple:
+    """Versions 1 and 3 on the multi-hop tasks (no early-stop review: the check needs the rows only)."""
+    tasks = multi_hop()
+    return (evaluate(make_v1, tasks, name="ReAct", review=False, progress=False),
+            evaluate(make_v3, tasks, name="ReAct +2 steps", review=False, progress=False))
+
+
+# --- 10.predict: what two more steps change, task by task ----------------------------------
+
+WHY = {
+    "broken": "two more steps change nothing for a run that finished within five: the stand-in takes the same "
+              "actions, so no task that was right goes wrong",
+    "fixed": "the only multi-hop failures of version 1 are the three tasks whose key path has five tool calls: "
+             "max_steps=5 ended them before the turn that would Finish, and seven steps leave room for it",
+    "P95 steps, version 3": "the three long runs now take six steps (five tool calls and the Finish); with 15 values, "
+                            "numpy's P95 sits at position 0.95 x 14 = 13.3 of the sorted steps, between two sixes",
+}
+
+
+@exercise("10.predict", "predict", "What two more steps change",
+          "Set `prediction` to {'broken': n, 'fixed': n, 'P95 steps, version 3': x} for version 3 against version 1 "
+          "on the multi-hop tasks, before running anything.")
+def _predict(prediction):
+    if not isinstance(prediction, dict):
+        raise Fail("the prediction", "a dict {'broken': n, 'fixed': n, 'P95 steps, version 3': x}",
+                   type(prediction).__name__, "copy the dict from the exercise cell and fill in the numbers.")
+    before, after = reports()
+    comparison = compare(before, after)
+    truth = {"broken": len(comparison.broken), "fixed": len(comparison.fixed),
+             "P95 steps, version 3": after.summary.p95_steps}
+    for name, actual in truth.items():
+        guess = prediction.get(name)
+        if guess is None or guess is Ellipsis:
+            raise NotDone()
+        try:
+            guess = float(guess)
+        except (TypeError, ValueError):
+            raise Fail(name, "a number", repr(guess), "write a number.") from None
+        if abs(guess - actual) > 0.05:
+            raise Fail(f"{name}, version 3 (ReAct, max_steps 7) against version 1 (max_steps 5), "
+                       f"{len(before.runs)} multi-hop tasks", f"{actual:g} from the reports", f"{guess:g}",
+                       WHY[name] + ". Section 6's early-stop review of version 1 names those three runs.")
+    return (f"The reports agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
+            + " One change per version, and every flip has one cause.")
+
+
+# --- 10.p95: the 95th percentile of the steps ------------------------------------------------
+
+H_INTERPOLATE = ("numpy's default does not pick a value, it interpolates: sort, take position 0.95 * (n - 1), and go "
+                 "that fraction of the way from the value below it to the value above (section 2).")
+H_SORT = "sort the values first: the 95th percentile is a position in the SORTED list."
+H_ONE = "one value: position 0.95 * 0 = 0, so the P95 is that value."
+H_POSITION = "the position is 0.95 * (n - 1), counted from 0, not 0.95 * n."
+
+P95_CASES = [  # (steps, hint for a mismatch that diagnose() cannot name)
+    ([3, 3, 3, 3], H_POSITION),
+    ([2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 7], H_POSITION),
+    ([1, 1, 2, 2, 2, 3, 3, 4, 9, 10], H_POSITION),
+    ([10, 1, 4, 2, 9, 3, 2, 3, 1, 2], H_SORT),
+    ([6], H_ONE),
+    ([2, 5], H_POSITION),
+    ([4, 4, 3, 4, 4, 4, 4, 3, 3, 3, 3, 3, 5, 5, 5], H_POSITION),
+    (list(range(1, 41)), H_POSITION),
+]
+
+
+def _linear(values) -> float:
+    position = 0.95 * (len(values) - 1)
+    below = int(position)
+    above = min(below + 1, len(values) - 1)
+    return values[below] + (position - below) * (values[above] - values[below])
+
+
+def diagnose(values, said, hint: str) -> str:
+    """The hint for the mistake that gives `said`: picking a value instead of interpolating, or not sorting."""
+    try:
+        said = float(said)
+    except (TypeError, ValueError):
+        return hint
+    nearest = sorted(values)[max(0, -(-95 * len(values) // 100) - 1)]
+    if abs(said - _linear(list(values))) < 1e-9 and values != sorted(values):
+        return H_SORT
+    if abs(said - nearest) < 1e-9:
+        return H_INTERPOLATE
+    return hint
+
+
+@exercise("10.p95", "build", "The P95 of the steps",
+          "Write `p95(values)`: the 95th percentile of a list of numbers, as numpy.percentile(values, 95) computes it.")
+def _p95(p95):
+    if not callable(p95):
+        raise Fail("your answer", "a function p95(values) -> float", repr(p95), "define it with def.")
+    for values, hint in P95_CASES:
+        truth = float(np.percentile(values, 95))
+        said = call(p95, list(values), case=f"p95({values})", hint=hint)
+        if said is None:
+            raise Fail(f"p95({values})", f"{truth:g}", "None",
+                       "your function returned nothing: did it forget `return`?")
+        try:
+            ok = abs(float(said) - truth) < 1e-9
+        except (TypeError, ValueError):
+            raise Fail(f"p95({values})", "a number", repr(said), "return the percentile as a number.") from None
+        if not ok:
+            raise Fail(f"p95({values})", f"{truth:g} (numpy.percentile)", f"{said!r}", diagnose(values, said, hint))
+    before, after = reports()
+    for report in (before, after):
+        steps = [run.steps for run in report.runs]
+        said = call(p95, steps, case=f"the steps of {report.name} on the multi-hop tasks", hint=H_INTERPOLATE)
+        if abs(float(said) - report.summary.p95_steps) > 1e-9:
+            raise Fail(f"the steps of {report.name} on the multi-hop tasks: {steps}",
+                       f"{report.summary.p95_steps:g} (the harness's summary)", f"{said!r}", H_INTERPOLATE)
+    return (f"Your P95 agrees with numpy on {len(P95_CASES)} lists and with the harness on two real reports: "
+            f"{before.summary.p95_steps:g} steps for ReAct, {after.summary.p95_steps:g} with two more steps, while "
+            f"the means are {before.summary.mean_steps:.2f} and {after.summary.mean_steps:.2f}. The mean hides the "
+            "long runs; the P95 is what a step budget must cover.")
+
+
+# --- 10.compare: broken and fixed, task by task ----------------------------------------------
+
+H_PAIR = ("pair each task with ITSELF, by task_id, not run i with run i: two reports may list the same tasks in "
+          "another order (section 5, 'What breaks it').")
+H_DIRECTION = "broken means right before and wrong after; fixed means wrong before and right after (section 5)."
+H_NEITHER = "a task right in both, or wrong in both, did not flip: it is in neither list."
+
+
+def rows(*pairs) -> SimpleNamespace:
+    return SimpleNamespace(runs=[SimpleNamespace(task_id=task_id, correct=correct) for task_id, correct in pairs])
+
+
+COMPARE_CASES = [  # (before, after, broken, fixed, what, hint)
+    (rows(("a", True), ("b", False)), rows(("a", False), ("b", True)), ["a"], ["b"],
+     "one task broken, one fixed, in the same order", H_DIRECTION),
+    (rows(("a", True), ("b", True), ("c", False)), rows(("a", True), ("b", True), ("c", False)), [], [],
+     "nothing flips", H_NEITHER),
+    (rows(("a", True), ("b", False), ("c", True)), rows(("c", True), ("b", False), ("a", False)), ["a"], [],
+     "the same tasks, listed in another order", H_PAIR),
+    (rows(("x", False), ("y", True), ("z", False), ("w", True)),
+     rows(("w", False), ("z", True), ("y", True), ("x", False)), ["w"], ["z"], "four tasks, the second report reversed", H_PAIR),
+]
+
+
+def _ids(value) -> list:
+    return sorted(str(v) for v in value)
+
+
+@exercise("10.compare", "build", "Broken and fixed, task by task",
+          "Write `compare_runs(before, after)`: (broken task ids, fixed task ids) between two reports' runs, "
+          "pairing each task with itself.")
+def _compare(compare_runs):
+    if not callable(compare_runs):
+        raise Fail("your answer", "a function compare_runs(before, after) -> (broken, fixed)", repr(compare_runs),
+                   "define it with def.")
+    for before, after, broken, fixed, what, hint in COMPARE_CASES:
+        shown = (f"before {[(r.task_id, r.correct) for r in before.runs]}, "
+                 f"after {[(r.task_id, r.correct) for r in after.runs]}")
+        said = call(compare_runs, before.runs, after.runs, case=f"{what}: {shown}", hint=hint)
+        if said is None:
+            raise Fail(f"{what}: {shown}", f"broken {broken}, fixed {fixed}", "None",
+                       "your function returned nothing: return a pair, (broken, fixed).")
+        try:
+            got_broken, got_fixed = said
+            got = (_ids(got_broken), _ids(got_fixed))
+        except (TypeError, ValueError):
+            raise Fail(f"{what}: {shown}", "a pair (broken task ids, fixed task ids)", repr(said),
+                       "return two lists of task ids, e.g. (['a'], ['b']).") from None
+        if got != (broken, fixed):
+            raise Fail(f"{what}: {shown}", f"broken {broken}, fixed {fixed}", f"broken {got[0]}, fixed {got[1]}",
+                       hint)
+    tasks = load_tasks()[::3]
+    v1 = evaluate(make_v1, tasks, review=False, progress=False)
+    v2 = evaluate(make_v2, tasks, review=False, progress=False)
+    truth = compare(v1, v2)
+    said = call(compare_runs, v1.runs, v2.runs[::-1], case="version 1 against version 2, the second listed backwards",
+                hint=H_PAIR)
+    want = (_ids(r.task_id for _, r in truth.broken), _ids(r.task_id for _, r in truth.fixed))
+    try:
+        got = (_ids(said[0]), _ids(said[1]))
+    except (TypeError, ValueError, IndexError):
+        got = None
+    if got != want:
+        raise Fail(f"ReAct against Act-only +2 steps on {len(tasks)} tasks, the second report listed backwards",
+                   f"broken {want[0]}, fixed {want[1]} (agentkit.evaluate.compare)", repr(said), H_PAIR)
+    return (f"On {len(tasks)} tasks run for real, version 2 listed backwards, your comparison finds the same flips as "
+            f"agentkit.evaluate.compare: broken {want[0]}, fixed {want[1]}. The package refuses two reports whose task "
+            "lists differ instead; either way, a task is only ever compared with itself.")
+
+
+# --- 10.break: an answer the checker accepts and a person would not --------------------------
+
+BREAK_TASK = "hopper-born"
+
+
+def answers_with(answer: str) -> ScriptedLLM:
+    """A stand-in that finishes at once with `answer`, on any ReAct prompt."""
+    return ScriptedLLM([Rule(REACT_MARKER, f"Thought: I know this.\nAction: Finish[{answer}]", name="your answer")])
+
+
+@exercise("10.break", "break", "Fool the numeric checker",
+          "Set `answer` to a reply to 'In what year was Grace Hopper born?' that claims a wrong year, yet the "
+          "numeric checker counts right.")
+def _break(answer):
+    if not isinstance(answer, str):
+        raise Fail("your answer", "a str: the agent's final answer", type(answer).__name__,
+                   "write the answer as a string.")
+    task = next(t for t in load_tasks() if t.id == BREAK_TASK)
+    numbers = numbers_in(answer)
+    if not task.check(answer):
+        raise Fail(f"task {task.id!r} (gold {task.gold}, numeric checker)", "counted right by the checker",
+                   f"{answer!r}: wrong", "the numeric checker reads only the LAST number of the answer, and a refusal "
+                   "is never right (section 1): end with the gold, and do not say you cannot.")
+    if not numbers or float(numbers[0]) == float(task.gold):
+        raise Fail(f"task {task.id!r} (gold {task.gold})", "an answer whose first claim is a wrong year",
+                   f"{answer!r}", "that is simply the right answer. A person reads the year you give first as your "
+                   "answer: make that one wrong, and let the gold come later (say, in a correction you dismiss).")
+    report = evaluate(lambda extra_steps=0: ReActAgent(answers_with(answer), default_executor(), 5), [task],
+                      review=False, progress=False)
+    run = report.runs[0]
+    if not run.correct:
+        raise Fail("the harness's run of an agent that finishes with your answer", "a row marked correct",
+                   f"answer {run.answer!r}, correct {run.correct}",
+                   "keep the answer on one line, without square brackets, so Finish[...] carries all of it.")
+    return (f"The harness counted {run.answer!r} right: success {report.summary.success_rate:.0%} on "
+            f"{task.id!r}, in {run.calls} LLM call. A checker a program can apply is a contract, not an "
+            "understanding: read the answers, the right ones too, before believing a success rate.")
+
+
+# --- concept questions ------------------------------------------------------------------------
+
+question("10.q1", "Version 2 of an agent has the same success rate as version 1, on the same tasks. What can you "
+                  "conclude?", {
+    "a": ("Nothing changed: the same tasks are right.", False,
+          "the same rate can hide tasks broken and tasks fixed in equal numbers; only the task-by-task lists show it."),
+    "b": ("Only that the broken and the fixed lists have the same length: read both before deciding.", True,
+          "the net change is fixed minus broken, and zero can hide many flips, each with its own reason."),
+    "c": ("Version 2 is at least as good, so keep whichever is cheaper.", False,
+          "which tasks it lost matters: a cheaper version that breaks the tasks your users care about is not as good."),
+    "d": ("With a real model the two are identical, since temperature 0 is deterministic.", False,
+          "section 4 says a temperature of 0 does not promise the same reply twice; repeat runs before believing a "
+          "flip."),
+}, hint="section 5, 'How to read it', point 1.")
+
+question("10.q2", "The early-stop review says a run stopped by max_steps would have been solved with two more steps. "
+                  "What does that tell you?", {
+    "a": ("Its step budget was too tight for that task: raise it for that kind of task, or split the work.", True,
+          "the run was cut short, not stuck; section 6 reads ReAct's three rescues that way."),
+    "b": ("The model was stuck in a loop.", False,
+          "a stuck run is not rescued by two more steps: the Act-only runs stopped by the repeat fuse were not."),
+    "c": ("Every budget should be raised by two steps.", False,
+          "two more steps is a cheap test for one run, not a verdict for all: the stuck runs would only cost more."),
+    "d": ("The run's answer should be counted right.", False,
+          "the run as it happened gave no answer; the review is a second run, which tells you about the budget, "
+          "not a new score."),
+}, hint="section 6, the paragraph after the review.")

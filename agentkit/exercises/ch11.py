@@ -1,0 +1,341 @@
+"""Chapter 11's exercises: predict what bad tool calls cost, build a schema check and a cassette lookup, send a
+malformed call that JSON accepts, two questions. Everything runs on the stand-in, in process (no server)."""
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from ..modes import get_llm
+from ..native import (
+    NATIVE_FALLBACK_MARKER, NATIVE_MARKER, NativeReActAgent, call_problem, format_failures, tool_schemas,
+)
+from ..protocol import AssistantTurn, FunctionCall
+from ..replay import CassetteMiss, Recorder, request_of
+from ..scripted import ScriptedLLM
+from ..scripts import course_script
+from ..scripts.native import DISEASES, TASKS, sick_tool_caller
+from ..scripts.native import call as stand_in_call
+from ..scripts.react import CHECKPOINT_QUESTION
+from ..tools import default_executor
+from . import Fail, call, check_prediction, exercise, question
+
+# --- 11.predict: what a bad call costs, from the ledgers --------------------------------------
+
+PREDICT_RUNS = {  # name -> (disease, recovers, repeat fuse); every run has max_steps=4
+    "missing field, recovers": ("missing field", True, True),
+    "missing field, never learns": ("missing field", False, True),
+    "three calls at once, never learns": ("three calls at once", False, True),
+    "three calls at once, never learns, repeat_fuse=False": ("three calls at once", False, False),
+}
+
+WHY = {
+    "missing field, recovers": "the bad call runs no tool and costs one extra model call; told off, the stand-in "
+                               "goes on with Search, Calculate, Finish",
+    "missing field, never learns": "every reply is a bad call: each is fed back, none runs a tool, and max_steps=4 "
+                                   "ends the run after 4 calls",
+    "three calls at once, never learns": "the first call of each reply runs and the others are answered 'not run'; "
+                                         "the second reply asks for the same Search again and the repeat fuse stops "
+                                         "it before its tool runs",
+    "three calls at once, never learns, repeat_fuse=False": "with no fuse, the same Search runs at every step until "
+                                                            "max_steps: no format failure (each call is well formed), "
+                                                            "4 tool runs",
+}
+
+
+def bad_call_costs() -> dict:
+    """(LLM calls, format failures, tool runs) of each predicted run, counted from the ledgers."""
+    costs = {}
+    for name, (disease, recovers, fuse) in PREDICT_RUNS.items():
+        agent = NativeReActAgent(sick_tool_caller(disease, recovers), max_steps=4, repeat_fuse=fuse)
+        agent.run(CHECKPOINT_QUESTION, verbose=False)
+        costs[name] = (len(agent.run_calls), sum(format_failures(agent.run_calls, "native")),
+                       len(agent.run_tool_calls))
+    return costs
+
+
+@exercise("11.predict", "predict", "What a bad tool call costs",
+          "Set `prediction` to {run: (LLM calls, format failures, tool runs)} for the four runs, before running "
+          "anything.")
+def _predict(prediction):
+    truth = bad_call_costs()
+    check_prediction(prediction, truth, what="run",
+                     labels=("LLM calls", "format failures", "tool runs"),
+                     hint=lambda name, guess, actual: WHY[name] + (". Section 4 lists what the loop does with each "
+                                                                   "bad call, and prints the recovering runs."),
+                     case=lambda name: f"{name}, max_steps=4")
+    return "The ledgers agree: " + " ".join(f"{name}: {truth[name]}, {why}." for name, why in WHY.items())
+
+
+# --- 11.schema: check one tool call against its schema -----------------------------------------
+
+
+def _schema(name: str, field: str) -> dict:
+    return {"type": "function", "function": {"name": name, "description": f"{name}, for the exercise",
+                                             "parameters": {"type": "object",
+                                                            "properties": {field: {"type": "string"}},
+                                                            "required": [field], "additionalProperties": False}}}
+
+
+CONVERT = [_schema("Convert", "amount"), _schema("Finish", "answer")]
+
+H_VALID = "a call with a known name and exactly the schema's fields, each a string, is valid: return None."
+H_UNKNOWN = "the name must be one of the schemas' function names: the model can invent a tool."
+H_JSON = ("the arguments are the model's TEXT: json.loads raises ValueError on text that is not JSON. Catch it and "
+          "say so (section 3's 'arguments not JSON').")
+H_OBJECT = "JSON that is not an object (a list, a number, null) has no fields: check isinstance(arguments, dict)."
+H_REQUIRED = ("read the required fields from the schema's parameters ('required'), not a name you know: another "
+              "tool's field is not 'input'.")
+H_STRING = "each field's value must have the schema's type: 'string' means isinstance(value, str)."
+H_EXTRA = ("additionalProperties: false means a field the schema lacks is an error too (section 4's list: 'a field "
+           "the schema lacks').")
+H_MESSAGE = "a bad call needs a message saying what is wrong: the loop feeds it back to the model."
+
+SCHEMA_CASES = [  # (tool name, arguments text, schemas, valid?, what, hint)
+    ("Search", '{"input": "Ada Lovelace"}', None, True, "a good Search", H_VALID),
+    ("Finish", '{"answer": "1815"}', None, True, "a good Finish", H_VALID),
+    ("Convert", '{"amount": "12 EUR"}', CONVERT, True, "a good call to a tool whose field is 'amount'", H_REQUIRED),
+    ("Browse", '{"input": "Ada Lovelace"}', None, False, "a tool the schemas do not have", H_UNKNOWN),
+    ("Calculate", "{'input': '2 + 2'}", None, False, "single quotes: not JSON", H_JSON),
+    ("Search", "", None, False, "empty arguments", H_JSON),
+    ("Search", '["Ada Lovelace"]', None, False, "a JSON list, not an object", H_OBJECT),
+    ("Finish", "null", None, False, "JSON null", H_OBJECT),
+    ("Search", '{"name": "Ada Lovelace"}', None, False, "the field under another name", H_REQUIRED),
+    ("Convert", '{"input": "12 EUR"}', CONVERT, False, "Convert called with Search's field", H_REQUIRED),
+    ("Calculate", '{"input": 4}', None, False, "a number where the schema wants a string", H_STRING),
+    ("Finish", '{"answer": {"year": 1815}}', None, False, "an object where the schema wants a string", H_STRING),
+    ("Search", '{"input": "Ada Lovelace", "limit": "3"}', None, False, "a field the schema lacks", H_EXTRA),
+]
+
+
+def _stand_in_calls() -> list:
+    """Every tool call in the ledgers of the sick stand-ins (each sends its bad call, then recovers)."""
+    calls = []
+    for disease in DISEASES:
+        agent = NativeReActAgent(sick_tool_caller(disease), max_steps=5)
+        agent.run(CHECKPOINT_QUESTION, verbose=False)
+        calls += [c for record in agent.run_calls for c in record.tool_calls]
+    return calls
+
+
+@exercise("11.schema", "build", "Check a tool call against its schema",
+          "Write `validate_call(name, arguments, schemas)`: None when the call is valid, else a message saying "
+          "what is wrong.")
+def _schema_check(validate_call):
+    if not callable(validate_call):
+        raise Fail("your answer", "a function validate_call(name, arguments, schemas) -> None or a message",
+                   repr(validate_call), "define it with def.")
+    course = tool_schemas(default_executor())
+    for name, arguments, schemas, valid, what, hint in SCHEMA_CASES:
+        schemas = schemas or course
+        shown = f"{name}({arguments}) against {[s['function']['name'] for s in schemas]}"
+        said = call(validate_call, name, arguments, [json.loads(json.dumps(s)) for s in schemas],
+                    case=f"{what}: {shown}", hint=hint)
+        if valid and said is not None:
+            raise Fail(f"{what}: {shown}", "None (a valid call)", repr(said), hint)
+        if not valid and (not isinstance(said, str) or not said.strip()):
+            raise Fail(f"{what}: {shown}", "a message saying what is wrong", repr(said), H_MESSAGE if said is not None
+                       else hint + " (None means 'valid': if your function returned nothing, did it forget `return`?)")
+    calls = _stand_in_calls()
+    for c in calls:
+        truth = call_problem(c, course)[2]
+        said = call(validate_call, c.name, c.arguments, course, case=f"the stand-in's call {c.name}({c.arguments})",
+                    hint=H_JSON)
+        if bool(truth) != (said is not None):
+            raise Fail(f"the stand-in's call {c.name}({c.arguments})",
+                       f"a problem: {truth}" if truth else "None (a valid call)", repr(said), H_VALID if not truth
+                       else H_MESSAGE)
+    bad = sum(bool(call_problem(c, course)[2]) for c in calls)
+    return (f"Your check agrees with agentkit.native on {len(SCHEMA_CASES)} calls you had not seen and on the "
+            f"{len(calls)} tool calls in the ledgers of the seven sick stand-ins, {bad} of them bad. The API gave "
+            "each call its shape; what is inside is the model's, and your check is what reads it.")
+
+
+# --- 11.replay: find a recorded reply by the content of the request ---------------------------
+
+H_CONTENT = ("match by the CONTENT of the request: compare the whole request (messages, tools, tool_choice, "
+             "temperature) for equality, not its position on the cassette (section 7).")
+H_WHOLE = ("compare the WHOLE request: the same messages with other tools, or another temperature, is another "
+           "request, whose recorded answer may differ.")
+H_MISS = "a request that is not on the cassette has no answer: return None (ReplayLLM raises CassetteMiss)."
+H_FIRST = "when the same request was recorded twice, the first recording wins (as ReplayLLM's index keeps it)."
+H_ORDER = ("key order inside a dict does not change its content: compare the dicts with ==, or json.dumps with "
+           "sort_keys=True.")
+
+
+def _request(question: str, tools=None, temperature: float = 0, reversed_keys: bool = False) -> dict:
+    messages = [{"role": "system", "content": "You are a tool-calling agent."}, {"role": "user", "content": question}]
+    if reversed_keys:
+        messages = [{"content": m["content"], "role": m["role"]} for m in messages]
+    request = request_of(messages, tools, "required" if tools else None, temperature)
+    return dict(reversed(list(request.items()))) if reversed_keys else request
+
+
+def _entry(request: dict, reply: str) -> dict:
+    return {"request": request, "reply": reply, "tool_calls": [], "usage": {}, "latency_s": 0.0, "model": "stand-in"}
+
+
+SEARCH_ONLY = [_schema("Search", "input")]
+CASSETTE = [
+    _entry(_request("Question: What is 17 * 23?"), "first: 391"),
+    _entry(_request("Question: Who wrote Git?"), "Linus Torvalds"),
+    _entry(_request("Question: Who wrote Git?", tools=SEARCH_ONLY), "tools: Search[Git]"),
+    _entry(_request("Question: Who wrote Git?", temperature=0.7), "warm: Linus"),
+    _entry(_request("Question: What is 17 * 23?"), "second: 400"),
+]
+REPLAY_CASES = [  # (request, the reply it must find or None, what, hint)
+    (_request("Question: Who wrote Git?"), "Linus Torvalds", "the second request on the cassette, asked first",
+     H_CONTENT),
+    (_request("Question: Who wrote Git?", tools=SEARCH_ONLY), "tools: Search[Git]",
+     "the same messages, with tools", H_WHOLE),
+    (_request("Question: Who wrote Git?", temperature=0.7), "warm: Linus", "the same messages at temperature 0.7",
+     H_WHOLE),
+    (_request("Question: Who wrote Python?"), None, "a question nobody recorded", H_MISS),
+    (_request("Question: What is 17 * 23?"), "first: 391", "a request recorded twice", H_FIRST),
+    (_request("Question: Who wrote Git?", reversed_keys=True), "Linus Torvalds",
+     "the recorded request, with its keys in another order", H_ORDER),
+]
+
+
+class LearnersReplay:
+    """A replaying LLM whose lookup is the learner's function; it keeps no ledger of its own."""
+
+    def __init__(self, entries: list, lookup) -> None:
+        self.entries, self.lookup, self.calls = entries, lookup, []
+
+    def act(self, messages, tools, temperature: float = 0, tool_choice=None) -> AssistantTurn:
+        request = request_of(messages, tools, tool_choice, temperature)
+        entry = call(self.lookup, self.entries, request, case="the live replay of a recorded run", hint=H_CONTENT)
+        if entry is None:
+            raise CassetteMiss("not on the cassette")
+        if not isinstance(entry, dict) or "request" not in entry:
+            raise Fail("the live replay of a recorded run", "an entry of the cassette (a dict with 'request')",
+                       repr(entry)[:120], "return the entry itself, as it is in the list.")
+        self.calls.append(entry)
+        return AssistantTurn(entry.get("reply") or "", [FunctionCall(**c) for c in entry.get("tool_calls") or []])
+
+
+@exercise("11.replay", "build", "Find a recorded reply",
+          "Write `find_entry(entries, request)`: the first cassette entry whose request equals this request, or None.")
+def _replay(find_entry):
+    if not callable(find_entry):
+        raise Fail("your answer", "a function find_entry(entries, request) -> entry or None", repr(find_entry),
+                   "define it with def.")
+    for request, reply, what, hint in REPLAY_CASES:
+        question_text = request["messages"][1]["content"]
+        tools = "Search" if request["tools"] else None
+        shown = f"{question_text!r}, tools {tools}, temperature {request['temperature']}"
+        entry = call(find_entry, [json.loads(json.dumps(e)) for e in CASSETTE], request, case=f"{what}: {shown}",
+                     hint=hint)
+        got = entry.get("reply") if isinstance(entry, dict) else entry
+        if got != reply:
+            if entry is None:
+                hint += " (None means a miss: if your function returned nothing, did it forget `return`?)"
+            raise Fail(f"{what}: {shown}", f"the entry whose reply is {reply!r}" if reply else "None (a miss)",
+                       f"{got!r}" if isinstance(entry, dict) or entry is None else repr(entry)[:120], hint)
+    with tempfile.TemporaryDirectory() as folder:
+        cassette = Path(folder) / "checkpoint.jsonl"
+        live = NativeReActAgent(Recorder(get_llm("fake"), cassette), max_steps=4)
+        live.run(TASKS[1].question, verbose=False)
+        entries = [json.loads(line) for line in cassette.read_text(encoding="utf-8").splitlines()]
+    replay = LearnersReplay(entries, find_entry)
+    again = NativeReActAgent(replay, max_steps=4)
+    again.run(TASKS[1].question, verbose=False)
+    if again.answer != live.answer or len(replay.calls) != len(entries):
+        raise Fail("the replay of a recorded run", f"answer {live.answer!r} in {len(entries)} replayed calls",
+                   f"answer {again.answer!r} in {len(replay.calls)}", H_CONTENT)
+    try:
+        NativeReActAgent(LearnersReplay(entries, find_entry), max_steps=4).run(TASKS[2].question, verbose=False)
+        missed = False
+    except CassetteMiss:
+        missed = True
+    if not missed:
+        raise Fail("a run on a question the cassette never saw", "a miss (None) at the first request",
+                   "a recorded reply", H_MISS)
+    return (f"Your lookup replayed a recorded native run ({len(entries)} calls, answer {again.answer!r}) with no "
+            "model at all, and missed at once on a question the cassette never saw. By content, not by order: the "
+            "same agent on the same question asks the same requests, in any order, as often as it likes.")
+
+
+# --- 11.break: a call that JSON accepts and the schema refuses ---------------------------------
+
+SHOWN = [json.loads(DISEASES[name].tool_calls[0].arguments) for name in ("missing field", "a list, not a string")]
+
+
+def sends_once(arguments: str):
+    """The course stand-in, except that its first native reply on the checkpoint question is Search(arguments)."""
+    llm = ScriptedLLM(course_script())
+    bad = AssistantTurn("I look him up.", [stand_in_call("Search", arguments)])
+
+    def first_time(prompt: str) -> bool:
+        return (NATIVE_MARKER in prompt and NATIVE_FALLBACK_MARKER not in prompt
+                and f"Question: {CHECKPOINT_QUESTION}" in prompt and "error: " not in prompt)
+
+    llm.add(first_time, bad, name="your call")
+    return llm
+
+
+@exercise("11.break", "break", "A call that JSON accepts",
+          "Set `arguments` to the arguments text of a Search call that json.loads accepts and the schema refuses "
+          "(not one section 3 shows).")
+def _break(arguments):
+    if not isinstance(arguments, str):
+        raise Fail("your answer", "a str: the arguments text the model sends", type(arguments).__name__,
+                   "write the arguments as a string, e.g. '{\"input\": ...}'.")
+    try:
+        decoded = json.loads(arguments)
+    except ValueError as error:
+        raise Fail("json.loads(arguments)", "JSON that decodes", f"ValueError: {error}",
+                   "text that is not JSON is section 3's 'arguments not JSON': make one that json.loads accepts, "
+                   "and that the schema still refuses.") from None
+    schemas = tool_schemas(default_executor())
+    problem = call_problem(FunctionCall("call_1", "Search", arguments), schemas)[2]
+    if not problem:
+        raise Fail("the schema check (agentkit.native)", "a problem", f"Search({arguments}) is a valid call",
+                   "the schema wants an object with one field, input, a string, and nothing else: break one of those.")
+    if decoded in SHOWN:
+        raise Fail("your call", "a kind of bad call section 3 does not show", f"Search({arguments}): {problem}",
+                   "section 3 already shows a missing field and a list: try a number, an extra field, or JSON that "
+                   "is not an object.")
+    try:
+        trusted = decoded["input"]
+        tiny = f"The tiny loop of section 2 would have run Search with {trusted!r} ({type(trusted).__name__})"
+    except Exception as error:  # noqa: BLE001 - what the undefended loop would have raised
+        tiny = f"The tiny loop of section 2 would have crashed: {type(error).__name__}: {error}"
+    agent = NativeReActAgent(sends_once(arguments), max_steps=5)
+    answer = agent.run(CHECKPOINT_QUESTION, verbose=False)
+    failures = sum(format_failures(agent.run_calls, "native"))
+    return (f"json.loads accepts {arguments}, and the schema says: {problem} {tiny}. NativeReActAgent fed the problem "
+            f"back instead and the run went on: LLM calls {len(agent.run_calls)}, format failures {failures}, "
+            f"tool runs {len(agent.run_tool_calls)} (ledgers), answer {answer}. JSON is the shape; the schema is the contract.")
+
+
+# --- concept questions ------------------------------------------------------------------------
+
+question("11.q1", "With native tool calling, what does the API guarantee, and what must the loop still check?", {
+    "a": ("The shape: a list of calls, each with an id, a name and an arguments text. Whether the name is a tool, "
+          "the text is JSON, and the fields are right is the model's, and must be checked.", True,
+          "section 3: every bad call there arrived in a well-shaped reply."),
+    "b": ("That the arguments match the schema, since the schema travels with the request.", False,
+          "the schema tells the model what to send; section 3's stand-in sends arguments that are not JSON, and "
+          "nothing in the API stops it."),
+    "c": ("That the model calls a tool when tool_choice is 'required'.", False,
+          "section 9: SmolLM2 wrote prose until the reply cap under 'required', because its template has no place "
+          "for tools."),
+    "d": ("Nothing: the loop still needs a regex to find the action in the reply text.", False,
+          "the name and the arguments come as separate fields; section 2's loop has no regex at all."),
+}, hint="sections 2 and 3: what the tiny loop trusted, and what broke it.")
+
+question("11.q2", "A replayed run sends a request that differs from every recorded one by a single character. What "
+                  "does ReplayLLM do?", {
+    "a": ("It raises CassetteMiss, naming the cassette and showing the closest recorded request and the difference.",
+          True, "it answers by the content of the request; a changed request has no recorded answer, and a guess "
+                "would make the replay lie."),
+    "b": ("It answers with the closest recorded reply.", False,
+          "a near match is not the same request: its reply may not fit, so the replay refuses and shows the diff."),
+    "c": ("It sends the request to the real model and records the answer.", False,
+          "ReplayLLM never touches the network; recording is Recorder's job, on a live run."),
+    "d": ("It answers with the next recording, in the order they were made.", False,
+          "a cassette is looked up by content, not by order: the same request gets the same answer however often, "
+          "and in whatever order, it is asked."),
+}, hint="section 7, the cell that changes 2024 to 2030.")

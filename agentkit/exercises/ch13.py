@@ -1,0 +1,196 @@
+"""Chapter 13's exercises: a hit@k, reciprocal rank fusion on real rankings, a working-memory budget, two questions."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..memory import WorkingMemory
+from ..retrieval import reciprocal_rank_fusion
+from . import Fail, call, exercise, question
+
+# --- 13.hit: a yes-or-no recall ------------------------------------------------------------------
+
+HIT_CASES = [  # (ranked, relevant, k, expected, what the case is)
+    (["a", "b", "c"], {"c"}, 3, True, "the relevant id is the k-th"),
+    (["a", "b", "c"], {"c"}, 2, False, "the relevant id is just past k"),
+    (["x", "a"], {"a", "b"}, 2, True, "one of two relevant ids is enough"),
+    ([], {"a"}, 5, False, "nothing was found"),
+    (["a", "b"], set(), 2, False, "nothing is relevant"),
+    (["b", "a"], {"a"}, 5, True, "k is longer than the ranking"),
+]
+HIT_HINTS = {
+    0: "the first k results are ranked[:k]: positions 0 to k - 1, so the k-th result counts.",
+    1: "only the first k count: ranked[:k], not the whole list.",
+    2: "any relevant id among the first k is a hit; you need not find them all (that is recall@k).",
+    3: "an empty ranking holds nothing relevant: False, not an exception.",
+    4: "with nothing relevant there is nothing to hit: False.",
+    5: "ranked[:k] simply stops at the end of a shorter list.",
+}
+
+
+@exercise("13.hit", "build", "A yes-or-no recall",
+          "Write `hit_at_k(ranked, relevant, k)`: True when a relevant id is among the first k of `ranked`.")
+def _hit(hit_at_k):
+    if not callable(hit_at_k):
+        raise Fail("your answer", "a function hit_at_k(ranked, relevant, k)", repr(hit_at_k), "define it with def.")
+    for number, (ranked, relevant, k, expected, what) in enumerate(HIT_CASES):
+        said = call(hit_at_k, list(ranked), set(relevant), k, case=f"{what}: {ranked}, {relevant}, k={k}",
+                    hint=HIT_HINTS[number])
+        if said is None:
+            raise Fail(f"{what}: {ranked}, {relevant}, k={k}", repr(expected), "None",
+                       "your function returned nothing: return True or False.")
+        if bool(said) is not expected:
+            raise Fail(f"{what}: {ranked}, {relevant}, k={k}", repr(expected), repr(said), HIT_HINTS[number])
+    return (f"Right on all {len(HIT_CASES)} cases. Averaged over queries, hit@k is the share of questions whose "
+            "answer reaches the prompt at all when k memories are retrieved: for a question with one relevant "
+            "memory it equals recall@k.")
+
+
+# --- 13.fuse: reciprocal rank fusion, checked on the chapter's real rankings ------------------------
+
+
+@lru_cache(maxsize=1)
+def real_rankings() -> tuple:
+    """(query, keyword ids, dense ids) for every labelled query of the chapter, from the shipped vectors."""
+    from ..embeddings import ShippedEmbeddings
+    from ..memory_data import retrieval_set
+    from ..memory_store import MemoryStore
+
+    data = retrieval_set()
+    store = MemoryStore(embedder=ShippedEmbeddings())
+    store.add_many([d["text"] for d in data["documents"]])
+    rankings = tuple((q["query"], store.keyword(q["query"], 10), store.dense(q["query"], 10)) for q in data["queries"])
+    store.close()
+    return rankings
+
+
+FUSE_HAND = [  # (keyword, dense, k, what the case is)
+    (["a", "b", "c"], ["c", "a", "d"], 60, "a small hand case"),
+    (["x", "y"], ["y", "x"], 60, "a tie: both ids score 1/61 + 1/62"),
+    ([], ["p", "q"], 60, "an empty keyword list"),
+    (["d", "e", "a", "f"], ["f", "c", "a", "e"], 1, "a small k, where every rank matters"),
+]
+
+
+def _scores(rankings, k, combine):
+    scores: dict = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, 1):
+            scores[item] = combine(scores[item], 1 / (k + rank)) if item in scores else 1 / (k + rank)
+    return sorted(scores, key=lambda item: -scores[item])
+
+
+def _fuse_hint(keyword, dense, k, said, right) -> str:
+    if k >= 1 and said[:5] == reciprocal_rank_fusion([keyword, dense], k=k - 1)[:5]:
+        return "ranks start at 1: the first item scores 1 / (k + 1), not 1 / k."
+    if said[:5] == _scores([keyword, dense], k, max)[:5]:
+        return "add an id's scores from both lists: agreement between the lists is what fusion rewards."
+    if sorted(said) == sorted(right):
+        return ("same ids, another order: sort by score, highest first; on a tie keep the order in which ids were "
+                "first seen (the keyword list first).")
+    return "every id of either list scores 1 / (k + rank) in each list that holds it (ranks from 1); sum, then sort."
+
+
+@exercise("13.fuse", "build", "Reciprocal rank fusion",
+          "Write `fuse(keyword_ids, dense_ids, k=60)`: both rankings fused by reciprocal rank, best first.")
+def _fuse(fuse):
+    if not callable(fuse):
+        raise Fail("your answer", "a function fuse(keyword_ids, dense_ids, k=60)", repr(fuse), "define it with def.")
+    cases = list(FUSE_HAND) + [(kw, dn, 60, f"the labelled query {q!r}") for q, kw, dn in real_rankings()]
+    for keyword, dense, k, what in cases:
+        right = reciprocal_rank_fusion([keyword, dense], k=k)
+        said = call(fuse, list(keyword), list(dense), k, case=f"{what}, k={k}",
+                    hint="fuse must not raise on any two lists of ids.")
+        if said is None:
+            raise Fail(what, repr(right[:5]), "None", "your function returned nothing: return the fused list.")
+        said = list(said)
+        if said[:5] != right[:5]:
+            raise Fail(f"{what}: keyword {keyword[:5]}, dense {dense[:5]}, k={k}", repr(right[:5]), repr(said[:5]),
+                       _fuse_hint(keyword, dense, k, said, right))
+    return (f"Right on {len(FUSE_HAND)} hand cases and all {len(real_rankings())} labelled queries. Fusion needs "
+            "only ranks: a BM25 score and a cosine never have to be put on one scale.")
+
+
+# --- 13.budget: a working-memory budget that keeps exactly two memories ----------------------------
+
+QUESTION = "Which port should I connect to for Cedar's data store?"
+KEY_ITEMS = [  # section 1's key items, oldest first
+    "the user asked about Cedar, one of the team's services",
+    "the user wants to connect a reporting job to Cedar's database",
+    "the job runs in production, not staging",
+    "the reporting job runs nightly",
+    "the user prefers the read replica",
+    "the user wants the answer as a port number",
+]
+TRACE = [  # section 1's short-term tier, as LayeredContext summarised it
+    "Key facts so far (from tool results, in the order found):\n[1] Cedar ops wiki: the service was migrated in "
+    "2024 and its database moved to a new host.",
+    "Earlier steps, summarised:\nStep 1: Search[Cedar staging notes] -> No information about Cedar staging notes in "
+    "the knowledge base.\nStep 2: Search[Cedar ops wiki] -> key fact 1",
+    "Thought: Check the dashboard.\nAction: Search[Cedar dashboard]\nObservation: Cedar dashboard: error rate 0.2 "
+    "percent, 12 open alerts.",
+]
+MEMORIES = [
+    "[M7] Session 7: the Cedar database listens on port 5433.",
+    "[M2] Session 2: Cedar keeps 3 replicas.",
+    "[M9] When: a search for a service finds nothing | Fix: search the ops wiki | Applies to: team services",
+]
+
+
+def kept_memories(budget: int) -> int:
+    working = WorkingMemory(budget_tokens=budget)
+    working.build(QUESTION, KEY_ITEMS, TRACE, MEMORIES)
+    return working.report["memories"]
+
+
+@exercise("13.budget", "predict", "A budget that keeps two memories",
+          "Set `budget_for_two` to a budget_tokens at which section 1's WorkingMemory keeps exactly two memories.")
+def _budget(budget_for_two):
+    try:
+        budget = int(budget_for_two)
+    except (TypeError, ValueError):
+        raise Fail("your budget", "a whole number of tokens", repr(budget_for_two), "write a number, e.g. 300.") from None
+    if budget < 1:
+        raise Fail("your budget", "a positive number of tokens", str(budget), "a budget counts tokens: at least 1.")
+    try:
+        kept = kept_memories(budget)
+    except ValueError as e:
+        raise Fail(f"budget_tokens={budget}", "two memories kept", f"ValueError: {e}",
+                   "that is below what the role prompt, the question and three key items need.") from None
+    if kept == 2:
+        return (f"budget_tokens={budget} keeps two memories: the third-ranked one (M9) went first, as the order "
+                "says. Any budget from the size with two memories up to one token less than the whole prompt works.")
+    hint = ("too generous: the whole prompt fits, so nothing is dropped. Section 1 prints the full size (the None "
+            "row); go just below it." if kept == 3 else
+            "too tight: it dropped two memories, or more. The lowest-ranked memory is the first to go; a budget "
+            "just below the full size drops only it.")
+    raise Fail(f"budget_tokens={budget}", "two memories kept", f"{kept} kept", hint)
+
+
+# --- questions -------------------------------------------------------------------------------------
+
+question("13.q1", "In section 4, why does the load design fail on most questions at 1,000 memories?", {
+    "a": ("The stand-in cannot read prompts longer than 1,000 tokens.", False,
+          "its prompts filled the window (the table's tokens per call), and it answered every question whose memory "
+          "was in them."),
+    "b": ("Not everything fits the 4,096-token window, so the oldest memories were dropped, and most answers were "
+          "in them.", True,
+          "load keeps the newest memories that fit; an older fact is simply not in the prompt."),
+    "c": ("Retrieval ranked the right memory too low.", False,
+          "the load design does not retrieve: it carries memories newest first, whatever the question."),
+    "d": ("Two memories contradicted each other.", False,
+          "the team's store has one memory per fact; the contradiction was the pollution demo's wrong memory."),
+}, hint="section 4, the list that describes the two designs.")
+
+question("13.q2", "A wrong memory keeps coming back first for one question. Which change cures it in this chapter?", {
+    "a": ("Retrieve more memories (k=20).", False,
+          "more memories in the prompt leave the wrong one first, and the stand-in trusts the first (a real model "
+          "may too)."),
+    "b": ("Evict a memory whose citations keep ending in failure.", True,
+          "each failure lowers the cited memory's confidence; below the threshold it leaves the store, and the "
+          "right memory answers."),
+    "c": ("Load every memory instead of retrieving.", False,
+          "loading carries the wrong memory too (it is the newest, so it comes first), at many times the tokens."),
+    "d": ("Switch from keyword to dense search.", False,
+          "it was written with the question's own words, so any retriever that works ranks it high: ranking is not "
+          "truth."),
+}, hint="section 4, memory pollution.")

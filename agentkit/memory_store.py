@@ -1,0 +1,339 @@
+"""Long-term memory in one SQLite file, searched by keywords, by meaning, or by both.
+
+Each memory is a text (an episode's outcome, a lesson, a document) with a confidence. Search:
+
+- **keyword**: SQLite FTS5 over the text (porter stemming), ranked by bm25, on the query's
+  content words ORed together (a memory sharing no word is not returned);
+- **dense**: cosine similarity between the query's vector and each memory's (from
+  `agentkit.embeddings`), computed inside SQLite by the sqlite-vec extension when this Python's
+  sqlite3 can load extensions, else by numpy: the same ranking either way;
+- **fused**: reciprocal rank fusion of the two (`agentkit.retrieval`).
+
+A memory the agent cites in a failed answer loses confidence, one in a success gains; below
+`threshold` it moves to the `evicted` audit table (chapter 06's rule, for memories).
+
+Errors are loud and lossless: a file that is not SQLite, fails its integrity check, is some
+other database, was written by another schema version or holds another embedding model's
+vectors raises a `MemoryStoreError` subclass and is never rewritten. An empty store answers
+every search with []. A query too long to embed raises `QueryTooLongError` before anything runs.
+"""
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from . import tokens
+from .retrieval import reciprocal_rank_fusion
+
+SCHEMA_VERSION = 1
+MAX_QUERY_TOKENS = 256  # o200k tokens; SmolLM2's tokenizer cuts text finer, and reads 512 of its own at once
+METHODS = ("keyword", "dense", "fused")
+_STOPWORDS = set("a an the of in on at to for from by with and or is was were be been it its this that what "
+                 "when where who which how did does do i my our your can should".split())
+
+
+class MemoryStoreError(RuntimeError):
+    """The store could not do what was asked; nothing stored was changed."""
+
+
+class CorruptStoreError(MemoryStoreError):
+    """The file is not a readable SQLite database, or fails its integrity check. Left untouched."""
+
+
+class StoreVersionError(MemoryStoreError):
+    """The file was written by another schema version or another embedding model. Left untouched."""
+
+
+class NotAMemoryStoreError(MemoryStoreError):
+    """The file is some other SQLite database; we do not write our tables into it."""
+
+
+class QueryTooLongError(ValueError):
+    """A query longer than the embedding model can read at once."""
+
+
+def sqlite_vec_connection(db: sqlite3.Connection) -> str:
+    """Load sqlite-vec into `db` and return "sqlite-vec", or return why it could not be loaded."""
+    if not hasattr(db, "enable_load_extension"):
+        return ("numpy (this Python's sqlite3 cannot load extensions, as on some macOS and pyenv builds; "
+                "the ranking is the same, computed outside SQLite)")
+    try:
+        import sqlite_vec
+
+        db.enable_load_extension(True)
+        sqlite_vec.load(db)
+        db.enable_load_extension(False)
+        return "sqlite-vec"
+    except (ImportError, sqlite3.Error, AttributeError) as e:
+        return f"numpy (sqlite-vec did not load: {e})"
+
+
+@dataclass
+class Memory:
+    id: int
+    kind: str
+    text: str
+    confidence: float
+    uses: int = 0
+    successes: int = 0
+    failures: int = 0
+
+    def as_prompt_line(self) -> str:
+        return f"[M{self.id}] {self.text}"
+
+
+def _match_query(text: str) -> str:
+    """An FTS5 query that ORs the text's content words, each quoted (no FTS syntax leaks in)."""
+    words = [w for w in re.findall(r"\w+", text.lower()) if w not in _STOPWORDS]
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+
+
+_SCHEMA = f"""
+CREATE TABLE memories (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, text TEXT NOT NULL, vector BLOB,
+                       confidence REAL NOT NULL, uses INTEGER NOT NULL DEFAULT 0,
+                       successes INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0,
+                       created_at TEXT NOT NULL);
+CREATE TABLE evicted (id INTEGER PRIMARY KEY, kind TEXT, text TEXT, confidence REAL, uses INTEGER,
+                      failures INTEGER, reason TEXT NOT NULL, evicted_at TEXT NOT NULL);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE VIRTUAL TABLE memories_fts USING fts5(text, tokenize='porter unicode61');
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+_OUR_TABLES = {"memories", "evicted", "meta", "memories_fts"}
+
+
+class MemoryStore:
+    """Long-term memory in one SQLite file (or ":memory:"), searched by keywords, vectors or both.
+
+    `embedder` (an object with `embed(texts, progress=False) -> rows of length 1`) is needed
+    for dense and fused search; keyword search works without it.
+    """
+
+    def __init__(self, path: str | Path = ":memory:", embedder=None, *, threshold: float = 0.3,
+                 initial_confidence: float = 0.5, reward: float = 0.1, penalty: float = 0.2) -> None:
+        if not 0 <= threshold < initial_confidence <= 1:
+            raise ValueError("need 0 <= threshold < initial_confidence <= 1")
+        self.path = str(path)
+        self.embedder = embedder
+        self.threshold, self.initial_confidence = threshold, initial_confidence
+        self.reward, self.penalty = reward, penalty
+        if self.path != ":memory:" and Path(self.path).is_dir():
+            raise MemoryStoreError(f"{self.path} is a directory; give a file path for the store.")
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        self.engine = sqlite_vec_connection(self._db)
+        self._vectors: Optional[tuple[np.ndarray, np.ndarray]] = None  # (ids, rows), for the numpy engine
+        try:
+            self._open()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open(self) -> None:
+        try:
+            check = self._db.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                raise CorruptStoreError(self._corrupt(f"integrity check says: {check}"))
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._create_or_check()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as e:
+            raise CorruptStoreError(self._corrupt(str(e))) from e
+
+    def _create_or_check(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if version == 0 and tables:
+            raise NotAMemoryStoreError(
+                f"{self.path} is a SQLite database with other tables ({', '.join(sorted(tables))}); it is "
+                "not a memory store, so it was left alone. Pick another path.")
+        if version not in (0, SCHEMA_VERSION):
+            raise StoreVersionError(
+                f"{self.path} is a memory store of schema version {version}; this agentkit reads version "
+                f"{SCHEMA_VERSION}. The file was not changed: open it with the agentkit that wrote it, "
+                "or export its memories there and add them to a new store.")
+        if version == SCHEMA_VERSION and not _OUR_TABLES <= tables:
+            raise CorruptStoreError(self._corrupt(f"tables missing: {', '.join(sorted(_OUR_TABLES - tables))}"))
+        if version == 0:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+        meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        model = getattr(self.embedder, "model", None)
+        if model and meta.get("model") and meta["model"] != model:
+            raise StoreVersionError(
+                f"{self.path} holds vectors from another embedding model ({meta['model']!r}); this embedder is "
+                f"{model!r}, and vectors of two models cannot be compared. The file was not changed: use the "
+                "same model, or re-embed the memories into a new store.")
+        if model and not meta.get("model") and not self._db.execute("SELECT 1 FROM memories LIMIT 1").fetchone():
+            self._db.execute("INSERT INTO meta VALUES ('model', ?)", (model,))
+
+    def _corrupt(self, detail: str) -> str:
+        return (f"{self.path} is not a readable memory store ({detail}). The file was left exactly as it was: "
+                "try `sqlite3 FILE .recover`, or move it away and open a new path.")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "MemoryStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+    # --- writing ---------------------------------------------------------------------
+
+    def add_many(self, texts: list[str], kind: str = "episode", progress: bool = False) -> list[int]:
+        """Store texts (embedding them in one go when there is an embedder) in one transaction; return ids."""
+        texts = [" ".join(str(t).split()) for t in texts]
+        if any(not t for t in texts):
+            raise ValueError("a memory's text is empty")
+        vectors = (self.embedder.embed(texts, progress=progress, desc="embedding memories")
+                   if self.embedder is not None and texts else [None] * len(texts))
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        ids = []
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for text, vector in zip(texts, vectors):
+                blob = None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
+                cur = self._db.execute("INSERT INTO memories (kind, text, vector, confidence, created_at) "
+                                       "VALUES (?, ?, ?, ?, ?)", (kind, text, blob, self.initial_confidence, now))
+                self._db.execute("INSERT INTO memories_fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
+                ids.append(cur.lastrowid)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._vectors = None
+        return ids
+
+    def add(self, text: str, kind: str = "episode") -> int:
+        return self.add_many([text], kind)[0]
+
+    def record_outcome(self, memory_ids: list[int], success: bool) -> list[int]:
+        """Raise (success) or lower (failure) the confidence of cited memories; return the ids evicted."""
+        evicted = []
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for memory_id in dict.fromkeys(memory_ids):
+                row = self._db.execute("SELECT confidence FROM memories WHERE id = ?", (memory_id,)).fetchone()
+                if row is None:
+                    raise KeyError(f"no active memory with id {memory_id}")
+                confidence = round(min(1.0, max(0.0, row[0] + (self.reward if success else -self.penalty))), 3)
+                self._db.execute("UPDATE memories SET confidence = ?, uses = uses + 1, successes = successes + ?, "
+                                 "failures = failures + ? WHERE id = ?",
+                                 (confidence, int(success), int(not success), memory_id))
+                if confidence < self.threshold:
+                    self._db.execute(
+                        "INSERT INTO evicted SELECT id, kind, text, confidence, uses, failures, ?, ? FROM memories "
+                        "WHERE id = ?", (f"confidence {confidence} < threshold {self.threshold}",
+                                         datetime.now(timezone.utc).isoformat(timespec="seconds"), memory_id))
+                    self._db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+                    self._db.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
+                    evicted.append(memory_id)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        if evicted:
+            self._vectors = None
+        return evicted
+
+    # --- reading -----------------------------------------------------------------------
+
+    def get(self, memory_id: int) -> Optional[Memory]:
+        row = self._db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return self._memory(row) if row else None
+
+    def memories(self, newest_first: bool = False) -> list[Memory]:
+        order = "DESC" if newest_first else "ASC"
+        return [self._memory(r) for r in self._db.execute(f"SELECT * FROM memories ORDER BY id {order}")]
+
+    def evicted(self) -> list[dict]:
+        return [dict(r) for r in self._db.execute("SELECT * FROM evicted ORDER BY evicted_at, id")]
+
+    def keyword(self, query: str, k: int = 5) -> list[int]:
+        """Ids of the k best memories by FTS5 bm25 over the query's content words (none shared: none)."""
+        match = _match_query(query)
+        if not match:
+            return []
+        rows = self._db.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+                                "ORDER BY bm25(memories_fts), rowid LIMIT ?", (match, k)).fetchall()
+        return [r[0] for r in rows]
+
+    def dense(self, query: str, k: int = 5) -> list[int]:
+        """Ids of the k memories whose vectors are nearest the query's (cosine), nearest first.
+
+        Distances are rounded to 5 decimals and ties go to the older memory, so sqlite-vec and numpy,
+        which round floats differently, give the same ranking.
+        """
+        if self.embedder is None:
+            raise MemoryStoreError("dense search needs an embedder: MemoryStore(path, embedder=...)")
+        count = tokens.count_tokens(query)
+        if count > MAX_QUERY_TOKENS:
+            raise QueryTooLongError(
+                f"The query is {count} tokens; dense search embeds at most {MAX_QUERY_TOKENS} (the embedding "
+                "model reads a bounded input at once). Shorten it to its question, or search it with "
+                "method='keyword'. Nothing was searched or changed.")
+        if not len(self):
+            return []
+        vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+        if self.engine == "sqlite-vec":
+            rows = self._db.execute("SELECT id FROM memories WHERE vector IS NOT NULL "
+                                    "ORDER BY round(vec_distance_cosine(vector, ?), 5), id LIMIT ?",
+                                    (vector.tobytes(), k)).fetchall()
+            return [r[0] for r in rows]
+        ids, rows = self._vector_table()
+        if not len(ids):
+            return []
+        distance = 1 - rows @ vector / np.maximum(np.linalg.norm(rows, axis=1) * np.linalg.norm(vector), 1e-12)
+        order = np.lexsort((ids, np.round(distance.astype(np.float64), 5)))[:k]
+        return [int(ids[i]) for i in order]
+
+    def _vector_table(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._vectors is None:
+            found = self._db.execute("SELECT id, vector FROM memories WHERE vector IS NOT NULL ORDER BY id").fetchall()
+            ids = np.array([r[0] for r in found], dtype=np.int64)
+            rows = np.array([np.frombuffer(r[1], dtype=np.float32) for r in found]).reshape(len(found), -1)
+            self._vectors = (ids, rows)
+        return self._vectors
+
+    def search_ids(self, query: str, k: int = 5, method: Optional[str] = None, pool: int = 20) -> list[int]:
+        """The k best ids by `method`; "fused" merges the top `pool` of keyword and dense by reciprocal rank.
+
+        With no method: "fused" when the store has an embedder, else "keyword".
+        """
+        method = method or ("fused" if self.embedder is not None else "keyword")
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        if method == "keyword":
+            return self.keyword(query, k)
+        if method == "dense":
+            return self.dense(query, k)
+        return reciprocal_rank_fusion([self.keyword(query, pool), self.dense(query, pool)])[:k]
+
+    def search(self, query: str, k: int = 5, method: Optional[str] = None) -> list[Memory]:
+        """The k memories most relevant to `query`, best first; an empty store gives []."""
+        return [m for m in (self.get(i) for i in self.search_ids(query, k, method)) if m]
+
+    @staticmethod
+    def _memory(row: sqlite3.Row) -> Memory:
+        return Memory(**{name: row[name] for name in Memory.__dataclass_fields__})
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({Path(self.path).name!r}, {len(self)} memories, dense search by {self.engine.split()[0]})"

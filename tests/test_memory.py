@@ -1,0 +1,339 @@
+"""Memory in tiers: the working-memory budget, ranking arithmetic, retrieve vs load, and lossless errors."""
+import hashlib
+import re
+import sqlite3
+
+import numpy as np
+import pytest
+
+from agentkit import tokens
+from agentkit.llm import ScriptedLLM
+from agentkit.memory import HEADERS, MemoryAgent, WorkingMemory, tier_tokens
+from agentkit.memory_store import (
+    MAX_QUERY_TOKENS, CorruptStoreError, MemoryStore, MemoryStoreError, NotAMemoryStoreError, QueryTooLongError,
+    StoreVersionError,
+)
+from agentkit.memory_data import polluted_task, session_memories, session_tasks, wrong_memory
+from agentkit.retrieval import evaluate_rankings, recall_at_k, reciprocal_rank, reciprocal_rank_fusion
+from agentkit.scripts.memory import RULES
+
+
+class WordHashEmbedder:
+    """A test embedder: each word adds 1 to one of 64 hashed dimensions (no model)."""
+
+    model = "word-hash-64"
+
+    def __init__(self):
+        self.embedded = []
+
+    def embed(self, texts, progress=False, desc=""):
+        self.embedded += list(texts)
+        rows = np.zeros((len(texts), 64), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                rows[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1
+        return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+
+
+# --- ranking arithmetic, on hand-worked cases ----------------------------------------------
+
+def test_rrf_on_a_hand_case():
+    # a: 1/61 + 1/62, c: 1/63 + 1/61, b: 1/62, d: 1/63
+    assert reciprocal_rank_fusion([["a", "b", "c"], ["c", "a", "d"]]) == ["a", "c", "b", "d"]
+    # k=0: a: 1 + 1/2 = 1.5, c: 1/3 + 1 = 1.33, b: 0.5, d: 0.33
+    assert reciprocal_rank_fusion([["a", "b", "c"], ["c", "a", "d"]], k=0) == ["a", "c", "b", "d"]
+    # a tie keeps first-seen order: x and y both score 1/61 + 1/62
+    assert reciprocal_rank_fusion([["x", "y"], ["y", "x"]]) == ["x", "y"]
+    assert reciprocal_rank_fusion([]) == []
+    with pytest.raises(ValueError):
+        reciprocal_rank_fusion([["a"]], k=-1)
+
+
+def test_recall_at_k_and_mrr_on_a_hand_case():
+    ranked = ["d", "a", "e", "b"]
+    assert recall_at_k(ranked, {"a", "b"}, 1) == 0
+    assert recall_at_k(ranked, {"a", "b"}, 2) == 0.5
+    assert recall_at_k(ranked, {"a", "b"}, 4) == 1
+    assert recall_at_k(ranked, set(), 3) == 0
+    assert reciprocal_rank(ranked, {"a", "b"}) == 0.5
+    assert reciprocal_rank(ranked, {"z"}) == 0
+    scores = evaluate_rankings([(ranked, {"a"}), (["a"], {"a"}), (["x"], {"a"})], ks=(1, 2))
+    assert scores == {"recall@1": pytest.approx(1 / 3), "recall@2": pytest.approx(2 / 3),
+                      "MRR": pytest.approx((0.5 + 1 + 0) / 3)}
+
+
+# --- working memory: the budget's control flow ------------------------------------------
+
+MEMORIES = [f"[M{i}] Session {i}: the Cedar database listens on port {5400 + i}." for i in range(1, 7)]
+TRACE = [f"Step {i}: Search[Cedar port {i}] -> nothing new" for i in range(1, 5)]
+ITEMS = [f"key item {i}: the user wants the production port" for i in range(1, 8)]
+
+
+def built(budget):
+    working = WorkingMemory(budget_tokens=budget)
+    messages = working.build("Which port?", ITEMS, TRACE, MEMORIES)
+    return working.report, messages
+
+
+def test_without_a_budget_everything_fits_but_only_the_most_recent_items():
+    report, messages = built(None)
+    assert report == {"memories": 6, "memories_dropped": 0, "trace_lines": 4, "trace_dropped": 0,
+                      "items": 5, "items_dropped": 0}
+    text = messages[-1]["content"]
+    assert "key item 3" in text and "key item 2:" not in text  # max_items=5 keeps the 5 most recent of 7
+
+
+def test_the_budget_drops_low_ranked_memories_first_then_old_trace_then_old_items():
+    full = tokens.count_messages(built(None)[1])
+    leanest = tokens.count_messages(WorkingMemory().assemble("Which port?", ITEMS[-3:], [], []))
+    for budget in range(full, leanest - 1, -9):
+        report, messages = built(budget)
+        assert tokens.count_messages(messages) <= budget
+        if report["memories"] > 1:  # memories go first: nothing else has been touched yet
+            assert report["trace_dropped"] == report["items_dropped"] == 0
+        if report["trace_dropped"]:
+            assert report["memories"] <= 1
+        if report["items_dropped"]:
+            assert report["trace_lines"] == 0 and report["memories"] <= 1
+        if report["memories"] == 0:  # the last memory goes last, once the items are down to min_items
+            assert report["items"] == 3
+    lean = built(tokens.count_messages(WorkingMemory().assemble("Which port?", ITEMS[-3:], [], MEMORIES[:1])))[0]
+    assert lean == {"memories": 1, "memories_dropped": 5, "trace_lines": 0, "trace_dropped": 4,
+                    "items": 3, "items_dropped": 2}
+    assert built(full)[0]["memories"] == 6
+
+
+def test_the_kept_ones_are_the_best_memories_and_the_newest_trace():
+    report, messages = built(tokens.count_messages(built(None)[1]) - 30)
+    text = messages[-1]["content"]
+    assert report["memories"] < 6 and "[M1]" in text and "[M6]" not in text
+
+
+def test_a_budget_too_small_for_the_fixed_part_says_how_many_tokens_it_needs():
+    with pytest.raises(ValueError, match=r"budget_tokens=20 is too small: .* need \d+ tokens"):
+        built(20)
+    with pytest.raises(ValueError):
+        WorkingMemory(min_items=4, max_items=3)
+
+
+def test_tier_tokens_add_up_from_a_ledger_record():
+    llm = ScriptedLLM(RULES)
+    llm.think(WorkingMemory(budget_tokens=None).build("Which port?", ITEMS, TRACE, MEMORIES))
+    costs = tier_tokens(llm.calls[0].messages)
+    assert costs["whole prompt"] == llm.calls[0].prompt_tokens
+    assert set(costs) == {"role prompt", "long-term", "short-term", "working: key items", "working: question",
+                          "whole prompt"}
+    parts = sum(v for k, v in costs.items() if k != "whole prompt")
+    assert parts <= costs["whole prompt"] <= parts + 15  # the chat wrapping and the blank lines between blocks
+
+
+# --- retrieve versus load, read from the ledger -------------------------------------------
+
+MEMORY_LINE = re.compile(r"^\[M\d+\] ", re.MULTILINE)
+
+
+def run_tasks(n, mode):
+    store = MemoryStore()
+    store.add_many(session_memories(n))
+    llm = ScriptedLLM(RULES)
+    agent = MemoryAgent(llm, store, mode=mode, method="keyword", k=5)
+    episodes = [agent.run(task.question, task.check) for task in session_tasks(n)]
+    return llm, agent, episodes
+
+
+@pytest.fixture(scope="module")
+def load_1000():
+    return run_tasks(1000, "load")
+
+
+def test_load_sends_every_memory_until_the_window_and_retrieve_sends_at_most_k(load_1000):
+    for n in (10, 100):
+        llm, _, _ = run_tasks(n, "load")
+        assert all(len(MEMORY_LINE.findall(c.prompt)) == n for c in llm.calls)
+    llm, agent, _ = load_1000
+    assert all(c.prompt_tokens <= 4096 for c in llm.calls)
+    prompt = llm.calls[0].prompt
+    assert "[M1000] " in prompt and "[M1] " not in prompt  # newest first, the oldest dropped to fit
+    assert agent.working.report["memories_dropped"] > 500
+    retrieve, _, _ = run_tasks(1000, "retrieve")
+    assert all(len(MEMORY_LINE.findall(c.prompt)) <= 5 for c in retrieve.calls)
+    assert all(c.prompt_tokens == tokens.count_messages(c.messages) for c in retrieve.calls + llm.calls)
+    mean = lambda calls: sum(c.prompt_tokens for c in calls) / len(calls)
+    assert mean(retrieve.calls) * 10 < mean(llm.calls)
+
+
+def test_load_fails_on_facts_older_than_the_window(load_1000):
+    _, agent, episodes = load_1000
+    oldest_kept = 1000 - agent.working.report["memories"]
+    for task, episode in zip(session_tasks(1000), episodes):
+        if task.memory_index < oldest_kept:
+            assert not episode.success and episode.answer == "unknown"
+
+
+def test_a_wrong_memory_that_ranks_first_is_evicted_after_two_failures_and_the_right_one_answers():
+    task = polluted_task()
+    results = {}
+    for learn in (False, True):
+        store = MemoryStore()
+        store.add_many(session_memories(100))
+        bad = store.add(wrong_memory())
+        agent = MemoryAgent(ScriptedLLM(RULES), store, method="keyword", learn=learn)
+        episodes = [agent.run(task.question, task.check) for _ in range(5)]
+        assert episodes[0].cited == bad and not episodes[0].success
+        results[learn] = [e.success for e in episodes]
+        if learn:
+            assert store.get(bad) is None and [e["id"] for e in store.evicted()] == [bad]
+            assert episodes[1].evicted == [bad]
+    assert results == {False: [False] * 5, True: [False, False, True, True, True]}
+
+
+# --- bad input: nothing lost -------------------------------------------------------------------
+
+def test_an_empty_store_answers_every_search_with_nothing():
+    store = MemoryStore(embedder=WordHashEmbedder())
+    for method in ("keyword", "dense", "fused"):
+        assert store.search("Which port does Cedar use?", method=method) == []
+    llm = ScriptedLLM(RULES)
+    episode = MemoryAgent(llm, store).run(session_tasks(10)[0].question, session_tasks(10)[0].check)
+    assert episode.answer == "unknown" and not episode.success
+    assert f"{HEADERS['long_term']}\n(none)" in llm.calls[0].prompt
+
+
+def test_a_query_too_long_to_embed_is_refused_before_anything_runs(tmp_path):
+    embedder = WordHashEmbedder()
+    store = MemoryStore(tmp_path / "m.sqlite3", embedder=embedder)
+    store.add_many(["the Cedar database listens on port 5433"])
+    long_query = "which port " * MAX_QUERY_TOKENS
+    with pytest.raises(QueryTooLongError, match="method='keyword'"):
+        store.search(long_query, method="fused")
+    assert embedder.embedded == ["the Cedar database listens on port 5433"]  # the query was never embedded
+    assert [m.id for m in store.search(long_query, method="keyword")] == [1]
+    assert len(store) == 1
+
+
+def test_dense_and_fused_search_find_the_matching_memory():
+    store = MemoryStore(embedder=WordHashEmbedder())
+    store.add_many(["Cedar database listens on port 5433", "Birch is written in Rust", "Oak keeps 3 replicas"])
+    assert store.search_ids("port of the Cedar database", method="dense")[0] == 1
+    assert store.search_ids("Rust Birch", method="fused")[0] == 2
+
+
+def assert_refused_and_untouched(path, error, match, **kwargs):
+    before = path.read_bytes()
+    with pytest.raises(error, match=match):
+        MemoryStore(path, **kwargs)
+    assert path.read_bytes() == before
+
+
+def test_a_corrupt_file_is_reported_and_left_intact(tmp_path):
+    path = tmp_path / "memory.sqlite3"
+    path.write_bytes(b"this is not a database, it is a note" * 200)
+    assert_refused_and_untouched(path, CorruptStoreError, "left exactly as it was")
+
+
+def test_a_store_from_another_schema_version_is_refused_and_left_intact(tmp_path):
+    path = tmp_path / "memory.sqlite3"
+    with MemoryStore(path) as store:
+        store.add("Session 1: Oak keeps 3 replicas.")
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version = 2")
+    db.commit()
+    db.close()
+    assert_refused_and_untouched(path, StoreVersionError, "schema version 2; this agentkit reads version 1")
+
+
+def test_a_store_from_another_embedding_model_is_refused_and_left_intact(tmp_path):
+    path = tmp_path / "memory.sqlite3"
+    with MemoryStore(path, embedder=WordHashEmbedder()) as store:
+        store.add("Session 1: Oak keeps 3 replicas.")
+    other = WordHashEmbedder()
+    other.model = "another-model"
+    assert_refused_and_untouched(path, StoreVersionError, "another embedding model", embedder=other)
+    with MemoryStore(path, embedder=WordHashEmbedder()) as store:  # the right model still opens it
+        assert len(store) == 1
+
+
+def test_another_sqlite_database_is_not_taken_over(tmp_path):
+    path = tmp_path / "app.sqlite3"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE users (name TEXT)")
+    db.commit()
+    db.close()
+    assert_refused_and_untouched(path, NotAMemoryStoreError, "not a memory store")
+
+
+def test_memories_persist_in_a_file(tmp_path):
+    path = tmp_path / "memory.sqlite3"
+    with MemoryStore(path) as store:
+        store.add_many(session_memories(3))
+    with MemoryStore(path) as store:
+        assert [m.text for m in store.memories()] == session_memories(3)
+
+
+# --- the shipped vectors and the layering ---------------------------------------------------
+
+def test_every_course_text_has_a_shipped_vector_and_an_unknown_text_says_how_to_embed_it():
+    from agentkit.embeddings import REEMBED_COMMAND, NotEmbeddedError, ShippedEmbeddings
+    from agentkit.memory_data import all_texts
+
+    shipped = ShippedEmbeddings()
+    assert all(text in shipped for text in all_texts())
+    rows = shipped.embed(all_texts()[:3])
+    assert rows.shape == (3, shipped.dims) and np.allclose(np.linalg.norm(rows, axis=1), 1, atol=1e-3)
+    with pytest.raises(NotEmbeddedError, match=re.escape(REEMBED_COMMAND)):
+        shipped.embed(["a sentence nobody embedded"])
+
+
+def test_memory_code_never_imports_the_stand_in_scripts():
+    """The chapter's modules, in any function, and agentkit's modules they reach, at import time."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__import__("agentkit").__file__).parent
+    chapter = {"memory", "memory_store", "memory_data", "embeddings", "retrieval"}
+    seen, todo = set(), sorted(chapter)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = package / (name.replace(".", "/") + ".py")
+        if not path.exists():
+            path = package / name.replace(".", "/") / "__init__.py"
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        # get_llm() picks the stand-in lazily inside a function: that is the mode switch's job, not ours.
+        for node in ast.walk(tree) if name in chapter else tree.body:
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                todo += [node.module] if node.module else [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agentkit."):
+                todo.append(node.module.removeprefix("agentkit."))
+    assert not [name for name in seen if name.startswith("scripts")], sorted(seen)
+    assert {"memory_store", "tokens", "data", "local", "llm"} <= seen  # the walk did follow the imports
+
+
+def test_the_real_model_embeds_live_what_was_shipped():
+    """SmolLM2 in llama.cpp's embedding mode, in a child process: the shipped vectors are its own."""
+    from agentkit.embeddings import LocalEmbeddings, ShippedEmbeddings
+    from agentkit.memory_data import retrieval_set
+
+    texts = [q["query"] for q in retrieval_set()["queries"][:2]]
+    live = LocalEmbeddings()
+    try:
+        rows = live.embed(texts)
+    finally:
+        live.close()
+    assert not live.server.running
+    shipped = ShippedEmbeddings().embed(texts)
+    assert rows.shape == shipped.shape == (2, 576)
+    assert np.all((rows * shipped).sum(axis=1) > 0.99)  # float16 storage costs a little precision, no more
+    assert [c.texts for c in live.calls] == [2] and live.calls[0].prompt_tokens > 0
+
+
+def test_with_no_method_a_store_fuses_when_it_can_embed_and_uses_keywords_when_it_cannot():
+    plain, embedding = MemoryStore(), MemoryStore(embedder=WordHashEmbedder())
+    for store in (plain, embedding):
+        store.add_many(["Cedar database listens on port 5433", "Birch is written in Rust"])
+    assert plain.search_ids("Birch Rust") == plain.search_ids("Birch Rust", method="keyword") == [2]
+    assert embedding.search_ids("Birch Rust") == embedding.search_ids("Birch Rust", method="fused")
+    with pytest.raises(MemoryStoreError, match="needs an embedder"):
+        plain.search_ids("Birch Rust", method="dense")
