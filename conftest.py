@@ -10,6 +10,11 @@ import sys
 
 import pytest
 
+# The test command's settings, with make or without (python -m pytest): the offline stand-in and
+# no key, whatever the shell or a .env says, so a learner's settings never change what is compared.
+# Set while pytest loads this file, before any xdist worker or notebook kernel starts: they inherit it.
+os.environ["AP_MODE"] = "fake"
+os.environ["LLM_API_KEY"] = ""
 # A learner's saved exercise progress never changes what is compared: under tests it stays in the kernel.
 os.environ["AGENTKIT_PROGRESS"] = "off"
 

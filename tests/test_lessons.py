@@ -266,7 +266,8 @@ def _open_and_add(paths, barrier, worker, report):
 
 
 def test_two_processes_creating_one_new_store_at_once_both_succeed_and_lose_nothing(tmp_path):
-    context = multiprocessing.get_context("fork")
+    # fork where the OS has it (Linux, macOS); Windows has only spawn, which re-imports this module.
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     paths = [tmp_path / f"race{i}.sqlite3" for i in range(RACE_ROUNDS)]
     barrier = context.Barrier(2)
     reports = [tmp_path / f"worker{w}.txt" for w in (1, 2)]

@@ -32,7 +32,8 @@ def test_test_directives_are_tags_not_comments_in_the_learners_code(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_every_code_cell_is_saved_executed_without_errors(path):
     for cell in cells(path):
-        if "".join(cell["source"]).strip():
+        # tools/colab_cell.py's install cell is stored unexecuted: it does nothing where agentkit is installed.
+        if "".join(cell["source"]).strip() and "colab-install" not in cell.get("metadata", {}).get("tags", []):
             assert cell["execution_count"] is not None, "".join(cell["source"])[:120]
             assert all(o["output_type"] != "error" for o in cell["outputs"]) or "raises-exception" in cell.get(
                 "metadata", {}).get("tags", [])

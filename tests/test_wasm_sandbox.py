@@ -249,8 +249,9 @@ def test_a_folder_nested_deeper_than_the_recursion_limit_is_removed(tmp_path):
     previous = sys.getrecursionlimit()
     sys.setrecursionlimit(len(traceback.extract_stack()) + 60)  # lower than the chain is deep: a quick test
     try:
-        with pytest.raises(RecursionError):
-            shutil.rmtree(root)  # recurses once per level: it failed on a run's deep folders
+        if sys.version_info < (3, 13):  # 3.13 made rmtree iterative
+            with pytest.raises(RecursionError):
+                shutil.rmtree(root)  # recurses once per level: it failed on a run's deep folders
         wasm_sandbox._remove_tree(root)
     finally:
         sys.setrecursionlimit(previous)

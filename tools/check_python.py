@@ -1,13 +1,14 @@
-"""Refuse, at once and clearly, a Python the course does not support (run by `make setup`).
+"""Refuse, at once and clearly, a Python the course does not support (run by `make setup` and tools/install.py).
 
 Kept to syntax every Python 3 parses, so an old interpreter gets the message, not a SyntaxError.
 """
 import sys
 
-SUPPORTED = ((3, 11), (3, 12), (3, 13))
+SUPPORTED = ((3, 11), (3, 12), (3, 13), (3, 14), (3, 15))
 WHY_NOT_OLDER = ("Python 3.10 and older cannot install the pinned packages (numpy 2.4, matplotlib 3.11, "
                  "ipykernel 7.4 and hypothesis 6.170 need 3.11+); 3.10 reached end of life in October 2026.")
-WHY_NOT_NEWER = "Newer Pythons are not tested with this course yet."
+WHY_NOT_NEWER = ("Pythons newer than %d.%d are not tested with this course yet: some pinned packages may have "
+                 "no wheel for them, and pip would try to build those from source." % SUPPORTED[-1])
 
 
 def main():
@@ -23,6 +24,7 @@ def main():
         "  pyenv install 3.12 && make setup PYTHON=\"$(pyenv root)/versions/$(pyenv latest 3.12)/bin/python\"",
         "  Debian/Ubuntu: sudo apt install python3.12-venv (if your release has it), then make setup PYTHON=python3.12",
         "  or an installer from https://www.python.org/downloads/",
+        "Without make: run tools/install.py with that Python, inside a venv made with it.",
     ]
     sys.stderr.write("\n".join(lines) + "\n")
     return 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the test command under every supported Python installed here, each in its own venv
 # (.venv-3.11, .venv-3.12, ...), then print one line per version. Finds pythonX.Y on PATH,
-# else pyenv's newest X.Y. Versions not installed are listed as skipped, not failed.
+# else pyenv's newest X.Y, else uv's. Versions not installed are listed as skipped, not failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 versions=$(python3 -c 'import runpy; print(" ".join("%d.%d" % v for v in runpy.run_path("tools/check_python.py")["SUPPORTED"]))')
@@ -14,6 +14,8 @@ for v in $versions; do
     python=$(command -v "python$v")
   elif command -v pyenv >/dev/null 2>&1 && latest=$(pyenv latest "$v" 2>/dev/null); then
     python="$(pyenv root)/versions/$latest/bin/python"
+  elif command -v uv >/dev/null 2>&1 && found=$(uv python find --no-python-downloads "$v" 2>/dev/null); then
+    python=$found
   fi
   if [ -z "$python" ]; then summary+=("$v: skipped (not installed)"); continue; fi
   echo "=== Python $v: $python"

@@ -1,0 +1,140 @@
+"""Put an "Open in Colab" link and an install cell at the top of every chapter, and the link in the README.
+
+    python tools/colab_cell.py                      # notebooks/[0-9]*.ipynb and README.md, in place
+    python tools/colab_cell.py --repo owner/name    # for another GitHub repository (a fork)
+
+In each notebook the link is a Markdown line under the first heading, and the install cell comes
+right after that first cell: it installs the course only where agentkit is missing (Colab, a bare
+Jupyter), and turns on Colab's widget manager so the ipywidgets panels show. Where agentkit is
+installed it prints nothing. Running the script again changes nothing; every other cell keeps
+its bytes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Placeholder until the course has its public home: the GitHub repository as owner/name.
+GITHUB_REPOSITORY = "OWNER/REPO"
+BRANCH = "main"
+TAG = "colab-install"  # marks the install cell, so a second run finds and updates it
+CELL_ID = "colab-install"
+LINK_LINE = re.compile(r"^\[Open in Colab\]\(https://colab\.research\.google\.com/github/[^)]*\)$")
+README_LINK = re.compile(r"^\[Open in Colab\]\(https://colab\.research\.google\.com/github/[^)]*\).*$", re.M)
+
+
+def colab_url(repository: str, path: str) -> str:
+    return f"https://colab.research.google.com/github/{repository}/blob/{BRANCH}/{path}"
+
+
+def install_source(spec: str) -> str:
+    """The install cell's code; spec is what pip installs (the repository URL, or a wheel in tests)."""
+    return f"""\
+# On Colab, or any Jupyter without the course: install it (about a minute, once per session).
+# Where agentkit is installed already, this cell does nothing and prints nothing.
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("agentkit") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", {json.dumps(spec)}])
+if "google.colab" in sys.modules:
+    from google.colab import output
+
+    output.enable_custom_widget_manager()  # Colab shows ipywidgets panels only with it on"""
+
+
+def install_spec(repository: str) -> str:
+    return f"agentkit @ git+https://github.com/{repository}"
+
+
+def as_lines(text: str) -> list[str]:
+    """A cell's source as Jupyter stores it: one string per line, each but the last ending in a newline."""
+    return text.splitlines(keepends=True)
+
+
+def with_link(source: list[str], url: str) -> list[str]:
+    """The first cell's source with the link line under its first heading (an older link removed first)."""
+    lines = "".join(source).split("\n")
+    old = next((i for i, line in enumerate(lines) if LINK_LINE.match(line)), None)
+    if old is not None:  # the link and the blank line that came with it
+        start = old - 1 if old > 0 and not lines[old - 1].strip() else old
+        del lines[start:start + 2]
+    heading = next((i for i, line in enumerate(lines) if line.startswith("#")), None)
+    link = f"[Open in Colab]({url})"
+    if heading is None:
+        lines[0:0] = [link, ""]
+    else:
+        lines[heading + 1:heading + 1] = ["", link]
+    return as_lines("\n".join(lines))
+
+
+def install_cell(spec: str) -> dict:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": CELL_ID,
+        "metadata": {"tags": [TAG, "nbval-ignore-output"]},
+        "outputs": [],
+        "source": as_lines(install_source(spec)),
+    }
+
+
+def update_notebook(nb: dict, repository: str, relative_path: str) -> dict:
+    """The notebook with the link and the install cell in place; every other cell is the same object."""
+    cells = [c for c in nb["cells"] if TAG not in c.get("metadata", {}).get("tags", [])]
+    first = cells[0]
+    if first["cell_type"] == "markdown":
+        first = dict(first, source=with_link(first["source"], colab_url(repository, relative_path)))
+        cells = [first] + cells[1:]
+    else:
+        link = {"cell_type": "markdown", "id": "colab-link", "metadata": {},
+                "source": [f"[Open in Colab]({colab_url(repository, relative_path)})"]}
+        cells = [link] + cells
+        first = link
+    return dict(nb, cells=[first, install_cell(install_spec(repository))] + cells[1:])
+
+
+def dumps(nb: dict) -> str:
+    """The bytes Jupyter itself writes (nbformat's writer: indent 1, sorted keys, a final newline)."""
+    return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def update_readme(text: str, repository: str) -> str:
+    line = (f"[Open in Colab]({colab_url(repository, 'notebooks/00_stateless_llm.ipynb')}) "
+            "(the first chapter; every notebook has its own link at the top)")
+    if README_LINK.search(text):
+        return README_LINK.sub(lambda _: line, text, count=1)
+    title_end = text.index("\n") + 1  # under the README's title
+    return text[:title_end] + "\n" + line + "\n" + text[title_end:]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", default=GITHUB_REPOSITORY, help="the GitHub repository, owner/name")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the course folder (a copy, in tests)")
+    args = parser.parse_args(argv)
+    changed = []
+    for path in sorted((args.root / "notebooks").glob("[0-9]*.ipynb")):
+        before = path.read_text(encoding="utf-8")
+        after = dumps(update_notebook(json.loads(before), args.repo, path.relative_to(args.root).as_posix()))
+        if after != before:
+            path.write_text(after, encoding="utf-8", newline="\n")
+            changed.append(path.name)
+    readme = args.root / "README.md"
+    if readme.exists():
+        before = readme.read_text(encoding="utf-8")
+        after = update_readme(before, args.repo)
+        if after != before:
+            readme.write_text(after, encoding="utf-8", newline="\n")
+            changed.append(readme.name)
+    print(f"updated {len(changed)} file(s)" + (": " + ", ".join(changed) if changed else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

