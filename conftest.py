@@ -22,7 +22,8 @@ os.environ["AGENTKIT_PROGRESS"] = "off"
 REAL_MODEL = "03b_real_model.ipynb"
 # Test files that take a few seconds (every panel clicked; a second Python with its own
 # llama.cpp server; dozens of sandboxed processes).
-SLOW_TEST_FILES = ("test_widgets.py", "test_local_model.py", "test_sandbox.py")
+SLOW_TEST_FILES = ("test_widgets.py", "test_local_model.py", "test_sandbox.py", "test_wasm_sandbox.py",
+                   "test_mcp.py", "test_world.py", "test_memory.py", "test_packaging.py", "test_replay.py")
 
 
 def pytest_collection_modifyitems(items):

@@ -70,12 +70,27 @@ def test_install_without_make_refuses_an_unsupported_python_before_pip(monkeypat
 # --- the Colab link and install cell ----------------------------------------------------
 
 
+def without_colab(text: str) -> str:
+    """A notebook's JSON text with the Colab script's additions taken out (its link lines and install cell)."""
+    nb = json.loads(text)
+    nb["cells"] = [c for c in nb["cells"] if "colab-install" not in c["metadata"].get("tags", [])]
+    first = nb["cells"][0]["source"]
+    link = next((i for i, line in enumerate(first) if line.startswith("[Open in Colab](")), None)
+    if link is not None:
+        del first[link:link + 2]  # the link and the blank line after it
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
 def test_colab_script_adds_the_link_and_cell_once_and_keeps_every_other_byte(tmp_path):
     shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     shutil.copy(ROOT / "README.md", tmp_path)
+    stored = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "notebooks").glob("[0-9]*.ipynb")}
+    for name, text in stored.items():  # the notebooks as they were before the script: its lines taken out
+        (tmp_path / "notebooks" / name).write_text(without_colab(text), encoding="utf-8")
     before = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "notebooks").glob("[0-9]*.ipynb")}
     assert colab_cell.main(["--root", str(tmp_path)]) == 0
     after = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "notebooks").glob("[0-9]*.ipynb")}
+    assert after == stored  # the stored notebooks are exactly what the script writes
     for name, text in after.items():
         nb = json.loads(text)
         link, cell = nb["cells"][0], nb["cells"][1]

