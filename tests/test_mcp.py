@@ -38,7 +38,7 @@ def gone(pid: int, within: float = 5.0) -> bool:
 def servers(tmp_path_factory):
     """Three fault-capable servers, one per way to end (hang, crash, close), started in parallel:
     each start costs an `import mcp` in a child process."""
-    boxes = [MCPTools(course_server_command(tmp_path_factory.mktemp(f"store{i}"), faults=True), call_timeout=1.0)
+    boxes = [MCPTools(course_server_command(tmp_path_factory.mktemp(f"store{i}"), faults=True), call_timeout=0.5)
              for i in range(3)]
     threads = [threading.Thread(target=box.start) for box in boxes]
     for t in threads:
@@ -76,7 +76,7 @@ def test_hang_gives_an_observation_in_bounded_time_and_the_child_is_stopped(serv
     pid, start = box.pid, time.perf_counter()
     observation = box.call("Hang", "x")
     waited = time.perf_counter() - start
-    assert "did not answer Hang within 1 s" in observation and waited < 4
+    assert "did not answer Hang within 0.5 s" in observation and waited < 4
     assert not box.running and gone(pid)
     assert box.call("Calculate", "1 + 1").startswith("error: the MCP server is not running")
 
@@ -91,7 +91,7 @@ def test_crash_gives_an_observation_and_the_child_is_gone(servers):
 
 
 def test_server_that_never_answers_or_exits_fails_start_clearly():
-    silent = MCPTools([sys.executable, "-c", "import sys; sys.stdin.read()"], start_timeout=1.0)  # reads, never answers
+    silent = MCPTools([sys.executable, "-c", "import sys; sys.stdin.read()"], start_timeout=0.5)  # reads, never answers
     start = time.perf_counter()
     with pytest.raises(RuntimeError, match="is not available"):
         silent.start()

@@ -265,7 +265,7 @@ def test_nothing_the_code_starts_outlives_it_when_it_ends(guard):
 def test_nothing_the_code_starts_outlives_it_when_it_times_out():
     # It waits out its clock asleep: a busy loop would time out the same way, burning a core meanwhile.
     code = "\n".join(ESCAPES.values()) + "\nimport time\ntime.sleep(60)"
-    result = run_code(code, guard=False, timeout_s=1)
+    result = run_code(code, guard=False, timeout_s=0.5)
     check_none_survived(result, len(ESCAPES), timed_out=True)
 
 
