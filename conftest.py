@@ -1,9 +1,9 @@
-"""Hand out the longest files first, so pytest-xdist's two workers finish together.
+"""Hand out the longest files first, so pytest-xdist's workers finish together.
 
 With `--dist loadfile` a worker takes a whole file at a time, in collection order. Measured
-under `make test` (CPU, a kernel's start-up included): the real-model notebook ~15 s, every
-other notebook 2-6 s, most test files under 1 s. Long units first and short ones last lets
-the short ones fill whichever worker frees up first, instead of one worker finishing alone.
+under `make test` (wall time, a kernel's start-up included): the longest notebooks (05, 07, 08,
+11, 12) 4-9 s, the others 2-4 s, the slow test files 3-6 s, most test files under 1 s. Long units
+first and short ones last lets the short ones fill whichever worker frees up first.
 """
 import os
 import sys
@@ -18,8 +18,8 @@ os.environ["LLM_API_KEY"] = ""
 # A learner's saved exercise progress never changes what is compared: under tests it stays in the kernel.
 os.environ["AGENTKIT_PROGRESS"] = "off"
 
-# SmolLM2 generates on the CPU in this notebook's kernel: by far the longest unit.
-REAL_MODEL = "03b_real_model.ipynb"
+# The longest notebook: model-written code run in the WebAssembly sandbox, timings included.
+REAL_MODEL = "05_reflection.ipynb"
 # Test files that take a few seconds (every panel clicked; a second Python with its own
 # llama.cpp server; dozens of sandboxed processes).
 SLOW_TEST_FILES = ("test_widgets.py", "test_local_model.py", "test_sandbox.py", "test_wasm_sandbox.py",
