@@ -1,0 +1,169 @@
+"""Chapter 03b's exercises, checked offline on the shipped recording of SmolLM2: a prediction, a rule to build,
+a parser to break, two questions."""
+from __future__ import annotations
+
+import re
+
+from ..llm import Rule, ScriptedLLM
+from ..parsing import naive_parse, parse_reply
+from ..react import REACT_MARKER, ReActAgent
+from ..replay import ReplayLLM, cassette_path
+from ..scripts.react import CHECKPOINT_QUESTION
+from ..tools import default_executor
+from . import Fail, call, check_prediction, exercise, question
+
+NOTEBOOK = "03b_real_model"
+RUNS = {"chat + role prompt": ("", 3), "few-shot completion": ("few-shot", 4)}  # name on the cassette, max_steps
+
+
+def recorded_runs() -> dict:
+    """The notebook's two runs, replayed from the shipped cassette: {run: the model's raw replies, in order}."""
+    replies = {}
+    for run, (name, max_steps) in RUNS.items():
+        agent = ReActAgent(ReplayLLM(cassette_path(NOTEBOOK), name=name), default_executor(), max_steps)
+        agent.run(CHECKPOINT_QUESTION, verbose=False)
+        replies[run] = [step.reply for step in agent.trace]
+    return replies
+
+
+# --- 03b.count: which recorded replies each parser reads as an action -------------------------
+
+
+def actions_read() -> dict:
+    """{run: (replies parse_reply reads as an action, replies naive_parse reads as one)}, from the recording."""
+    return {run: (sum(bool(parse_reply(r).action) for r in replies), sum(bool(naive_parse(r).action) for r in replies))
+            for run, replies in recorded_runs().items()}
+
+
+WHY = {
+    "chat + role prompt": "no chat reply has an Action line of its own; the third copies the loop's format reminder, "
+    "'Observation: ...' and 'Action: ToolName[input]' included. naive_parse reads that as a call of a tool named "
+    "ToolName; parse_reply sees the invented Observation first and keeps nothing",
+    "few-shot completion": "every few-shot reply holds a readable action (Search, Calculate, Finish), for both "
+    "parsers; they differ in what they take from the Finish reply, not in whether it is one",
+}
+
+
+@exercise("03b.count", "predict", "Which recorded replies are actions",
+          "Set `prediction` to {run: (read by parse_reply, read by naive_parse)}: how many replies each parser "
+          "reads as an action.")
+def _predict(prediction):
+    truth = actions_read()
+    check_prediction(prediction, truth, what="run", labels=("parse_reply actions", "naive_parse actions"),
+                     hint=lambda name, guess, actual: WHY[name] + ". Section 2 prints both parsers' readings.",
+                     source="the recorded replies")
+    return f"The recording agrees: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
+
+
+# --- 03b.flag: a rule that flags an Observation the model wrote itself ---------------------------
+
+FLAG_CASES = [  # (reply, invented?, what the case is); the recorded replies are added by the check
+    ("Thought: I need his birth year.\nAction: Search[Steve Jobs]\nObservation: He was born in 1950.", True,
+     "an Observation line after the Action"),
+    ("Thought: let me look.\nAction: Search[Observation deck of the Eiffel Tower]", False,
+     "the word inside a tool input"),
+    ("Thought: the next Observation will tell me.\nAction: Search[Steve Jobs]", False,
+     "the word inside a thought"),
+    ("Thought: I know it.\nAction: Finish[25185]\n  observation: 25185 is right.", True,
+     "an indented, lower-case Observation line"),
+    ("**Observation:** the answer is 1955.\nAction: Finish[25185]", True, "an Observation line in Markdown bold"),
+    ("", False, "an empty reply"),
+]
+FLAG_HINTS = {
+    0: "a line that starts with 'Observation' is one the model wrote itself: the loop adds its Observations later.",
+    1: "look at the start of each line only (re.MULTILINE and ^), never for the word anywhere.",
+    2: "look at the start of each line only (re.MULTILINE and ^), never for the word anywhere.",
+    3: "allow spaces before it, and any case: the small model is not careful about either.",
+    4: "Markdown emphasis around the label still makes it an Observation line: allow ** and backticks before it.",
+    5: "an empty reply has no lines, and nothing invented.",
+}
+
+
+@exercise("03b.flag", "build", "Flag an invented Observation",
+          "Write `invents_observation(reply)`: True when a line of the reply starts with an Observation label.")
+def _flag(rule):
+    if not callable(rule):
+        raise Fail("your answer", "a function invents_observation(reply) -> bool", repr(rule), "define it with def.")
+    recorded = [(run, number, reply) for run, replies in recorded_runs().items()
+                for number, reply in enumerate(replies, 1)]
+    flagged = []
+    for run, number, reply in recorded:
+        expected = parse_reply(reply).invented_observation or bool(re.search(r"^\s*Observation", reply, re.M))
+        said = call(rule, reply, case=f"{run}, recorded step {number}", hint=FLAG_HINTS[0])
+        if bool(said) != expected:
+            raise Fail(f"{run}, recorded step {number}: {reply[:90]!r}", str(expected), repr(said),
+                       FLAG_HINTS[0] if expected else FLAG_HINTS[1])
+        if said:
+            flagged.append(f"{run} step {number}")
+    for number, (reply, expected, what) in enumerate(FLAG_CASES):
+        said = call(rule, reply, case=f"{what}: {reply!r}", hint=FLAG_HINTS[number])
+        if bool(said) != expected:
+            raise Fail(f"{what}: {reply!r}", str(expected), repr(said), FLAG_HINTS[number])
+    return (f"Of the {len(recorded)} recorded replies your rule flags {len(flagged)}: {', '.join(flagged) or 'none'}, "
+            "the chat reply that copied the loop's format reminder. The few-shot run stops generating where an "
+            "Observation would start, so none of its replies can carry one.")
+
+
+# --- 03b.break: a recorded reply, continued the way the small model does, poisons the naive parser ------
+
+
+def _tool_calls(reply: str, parse) -> list:
+    tools = default_executor()
+    ReActAgent(ScriptedLLM([Rule(REACT_MARKER, reply)]), tools, 1, parse=parse).run(CHECKPOINT_QUESTION, verbose=False)
+    return [(entry.tool, entry.argument, str(entry.output)) for entry in tools.log]
+
+
+@exercise("03b.break", "break", "A recorded reply, poisoned",
+          "Set `reply` to a recorded few-shot reply with a tool Action, plus text after it: naive_parse must send "
+          "that text to the tool.")
+def _break(reply):
+    if not isinstance(reply, str):
+        raise Fail("your answer", "a str: one model reply", type(reply).__name__, "write the reply as a string.")
+    tool_replies = [r for replies in recorded_runs().values() for r in replies
+                    if parse_reply(r).action and not parse_reply(r).is_finish]
+    start = next((r for r in tool_replies if reply.startswith(r)), None)
+    if start is None:
+        raise Fail("the start of your reply", "one of the recorded replies that call a tool, unchanged: "
+                   + " or ".join(repr(r[-25:]) for r in tool_replies), repr(reply[:90]),
+                   "copy a reply from few_shot_agent.trace (section 3) and add to its end.")
+    naive, defended = naive_parse(reply), parse_reply(reply)
+    if naive.argument == defended.argument or naive.is_finish:
+        raise Fail("naive_parse(reply)", "a tool input longer than the Action line's brackets",
+                   repr(naive.argument[:120]), "the recorded reply stops at its ']'; add what the small model writes "
+                   "after an Action (its Finish reply in section 3 goes on: '\\n\\nNow the real question.').")
+    naive_calls, defended_calls = _tool_calls(reply, naive_parse), _tool_calls(reply, parse_reply)
+    if not naive_calls or not defended_calls or naive_calls[0][1] == defended_calls[0][1]:
+        raise Fail("one step of the agent", "the tool gets different inputs through the two parsers",
+                   f"naive: {naive_calls}; defended: {defended_calls}", "keep the recorded Action line unchanged.")
+    tool, poisoned, result = naive_calls[0]
+    return (f"Through naive_parse the {tool} tool received {poisoned!r:.60} and answered {result[:60]!r}; through "
+            f"parse_reply it received {defended_calls[0][1]!r} and answered {defended_calls[0][2][:60]!r} (the tools' "
+            "logs). The model wrote the same Action either way: only the parser decided what ran.")
+
+
+# --- concept questions ------------------------------------------------------------------------
+
+question("03b.q1", "Why did the chat run end at max_steps, not at the repeat fuse?", {
+    "a": ("The fuse watches repeated actions, and no chat reply held an action the parser could run.", True,
+          "a reply without an action is answered with the format reminder; only max_steps stops a model that "
+          "never acts."),
+    "b": ("The fuse is switched off for a real model.", False,
+          "the agent is the same as in chapters 02 and 03, fuse included; only the model changed."),
+    "c": ("The model's replies were all different, so nothing repeated.", False,
+          "two chat replies ended on the same answer from memory; the fuse compares actions, and there were none."),
+    "d": ("The replay stops after three recorded replies.", False,
+          "the recording holds what the run asked for; max_steps=3 decided there would be three."),
+}, hint="section 2, 'Which limit ended the run?'.")
+
+question("03b.q2", "Why does no few-shot reply carry an Observation the model wrote itself?", {
+    "a": ("Generation stops where the model would start an Observation of its own.", True,
+          "the stop sequence ends the reply before the line is written, so there is nothing to drop or flag."),
+    "b": ("The two examples tell the model never to write one.", False,
+          "the examples show the format, and hold real Observations; a small model copies patterns, it does not "
+          "obey rules."),
+    "c": ("parse_reply deletes it from the reply.", False,
+          "parse_reply drops invented text from what it runs and re-sends, and flags it; the raw reply keeps it. "
+          "Section 3 checks the raw replies."),
+    "d": ("At temperature 0 the model never invents anything.", False,
+          "temperature 0 makes the choice greedy, not honest; the chat run at temperature 0 did invent one."),
+}, hint="section 3, what CompletionLLM sends with the prompt.")

@@ -1,0 +1,169 @@
+"""Chapter 05's exercises: a prediction read from the ledgers, a verdict parser to build, a sandbox wall to hit,
+two questions."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from ..llm import Rule, ScriptedLLM
+from ..modes import get_llm
+from ..reflection import draft_messages, extract_code, review_messages, revise_messages
+from ..wasm_sandbox import run_code
+from ..widgets.reflection import reviewer_run
+from . import Fail, call, check_prediction, exercise, question
+
+# --- 05.predict: rounds and LLM calls of a capped reflection run, from the ledgers ---------------
+
+PREDICT_RUNS = {"picky (wants 1 fix), max_iterations=4": ("picky (wants 1 fix)", 4),
+                "fussy (wants 3 fixes), max_iterations=3": ("fussy (wants 3 fixes)", 3),
+                "never satisfied, max_iterations=5": ("never satisfied", 5)}
+
+
+def reflection_costs() -> dict:
+    """(rounds, LLM calls) of the panel's stand-in reviewer for each run, counted from the ledgers."""
+    costs = {}
+    for name, (strictness, max_iterations) in PREDICT_RUNS.items():
+        report = reviewer_run(strictness, max_iterations, llm=get_llm("fake"))
+        costs[name] = (report["rounds"], report["totals"]["calls"])
+    return costs
+
+
+WHY = {
+    "picky (wants 1 fix), max_iterations=4": "the first draft gets one fix asked, the second passes: 2 rounds of "
+    "a draft and its review, 4 calls; max_iterations is a cap, not a target",
+    "fussy (wants 3 fixes), max_iterations=3": "the fussy reviewer would pass the 4th draft, but max_iterations=3 "
+    "caps the drafts: 3 rounds, 2 calls each, and the last draft comes back not passed",
+    "never satisfied, max_iterations=5": "every round is one writer call and one review; after the 5th review the "
+    "loop returns the last draft without asking for another revision: 5 rounds, 10 calls",
+}
+
+
+@exercise("05.predict", "predict", "Rounds and calls of a capped loop",
+          "Set `prediction` to {run: (rounds, LLM calls)} for the three runs, before running anything.")
+def _predict(prediction):
+    truth = reflection_costs()
+    check_prediction(prediction, truth, what="run", labels=("rounds", "LLM calls"),
+                     hint=lambda name, guess, actual: WHY[name] + ". Section 5's panel counts the same runs.")
+    return f"The ledgers agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
+
+
+# --- 05.verdict: a verdict parser that never raises -------------------------------------------
+
+VERDICT_CASES = [  # (review, expected verdict, what the case is)
+    ("Notes: fine.\nVERDICT: PASS", "pass", "a review that ends with the pass line"),
+    ("Notes: the loop is slow.\nVERDICT: REVISE", "revise", "a review that ends with the revise line"),
+    ("This code cannot pass: it is only a stub.", "missing", "a review with 'pass' in its prose, no verdict line"),
+    ("VERDICT: PASS\nActually, one more thing: n < 2 fails.", "missing", "a verdict that is not the last line"),
+    ("VERDICT: PASS? no.", "missing", "a last line that is more than a verdict"),
+    ("Notes: fine.\n  verdict:  pass  \n\n", "pass", "the verdict line in lower case, with spaces and blank lines after"),
+    ("Notes: fine.\n**VERDICT: PASS**", "pass", "the verdict line in Markdown bold"),
+    ("", "missing", "an empty review"),
+    ("  \n\n  ", "missing", "a review of blank lines only"),
+]
+VERDICT_HINTS = {
+    2: "look only at the last non-empty line, never for the word anywhere (section 1's sloppy check).",
+    3: "the verdict counts only on the LAST non-empty line: anything after it may take it back.",
+    4: "the whole last line must be the verdict: match it with ^ and $ (a full match), not a search.",
+    5: "skip blank lines (line.strip()), and ignore case and the spaces around the words.",
+    6: "a model often wraps the line in Markdown: allow ** around it, as parse_verdict does.",
+    7: "a review with no lines has no verdict: return 'missing', never index an empty list.",
+    8: "blank lines are no lines: a review of spaces has no verdict, and must not raise.",
+}
+CANNOT_PASS = "This code cannot pass: it is only a stub, it returns nothing."
+PRIME_TASK = "Write a Python function find_primes(n) that returns the list of all primes up to and including n."
+
+
+def run_with_verdict(llm, verdict, max_iterations: int = 3) -> tuple:
+    """Section 2's ReflectionAgent loop, asking `verdict(review)` instead of parse_verdict; (passed, rounds)."""
+    draft = extract_code(llm.think(draft_messages(PRIME_TASK)))
+    for round_number in range(1, max_iterations + 1):
+        review = llm.think(review_messages(PRIME_TASK, draft))
+        said = call(verdict, review, case=f"the live run, round {round_number}: {review[-60:]!r}",
+                    hint=VERDICT_HINTS[2])
+        if said == "pass":
+            return True, round_number
+        if round_number < max_iterations:
+            draft = extract_code(llm.think(revise_messages(PRIME_TASK, draft, review)))
+    return False, max_iterations
+
+
+@exercise("05.verdict", "build", "A verdict parser that never raises",
+          "Write `my_verdict(review)`: 'pass' or 'revise' from the review's last non-empty line, else 'missing'.")
+def _verdict(verdict):
+    if not callable(verdict):
+        raise Fail("your answer", "a function my_verdict(review) -> str", repr(verdict), "define it with def.")
+    for number, (review, expected, what) in enumerate(VERDICT_CASES):
+        said = call(verdict, review, case=f"{what}: {review!r}", hint=VERDICT_HINTS.get(number, ""))
+        if said != expected:
+            raise Fail(f"{what}: {review!r}", repr(expected), repr(said),
+                       VERDICT_HINTS.get(number, "return exactly 'pass', 'revise' or 'missing', in lower case."))
+    sloppy = ScriptedLLM([Rule("Code to review", CANNOT_PASS), Rule("Task:", "```python\ndef find_primes(n): ...\n```")])
+    sloppy_passed, sloppy_rounds = run_with_verdict(sloppy, verdict)
+    healthy = get_llm("fake")
+    passed, rounds = run_with_verdict(healthy, verdict)
+    if sloppy_passed or not passed:
+        raise Fail("the live runs", "the unhappy reviewer never passes; the prime stand-in passes",
+                   f"unhappy reviewer passed: {sloppy_passed}; prime stand-in passed: {passed}", VERDICT_HINTS[2])
+    return (f"The unhappy reviewer ('{CANNOT_PASS[:22]}...') ran to max_iterations, {sloppy_rounds} rounds and "
+            f"{len(sloppy.calls)} calls, never passed; the prime stand-in passed in round {rounds} "
+            f"({len(healthy.calls)} calls, its ledger). A narrow signal costs rounds when the reviewer forgets the "
+            "line, and never passes a draft by accident.")
+
+
+# --- 05.break: a write the WebAssembly engine refuses --------------------------------------------
+
+
+def _write_at(code: str, target: str, expression: str | None = None):
+    return run_code(f"TARGET = {target!r}\n{code}", expression, timeout_s=5)
+
+
+@exercise("05.break", "break", "Hit the engine's wall",
+          "Set `escape` to code that writes a file at the path TARGET (the check sets it, outside the folder).")
+def _break(escape):
+    if not isinstance(escape, str):
+        raise Fail("your answer", "a str: the code to run", type(escape).__name__, "write the code as a string.")
+    with tempfile.TemporaryDirectory(prefix="not-the-sandbox-") as outside:
+        target = str(Path(outside) / "planted.txt")
+        refused = _write_at(escape, target)
+        planted = Path(target).exists()
+        answered = refused.summary().replace(outside, "<a folder outside>")[:140]
+    if planted:
+        raise Fail("TARGET outside the folder", "the engine refuses the write", "the file was written",
+                   "report this: the engine should map only its own folder.")
+    inside = _write_at(escape, "planted.txt", "open(TARGET).read()")
+    if not inside.ok or not inside.value:
+        raise Fail("TARGET = 'planted.txt', a name inside the engine's own folder",
+                   "your code writes some text there (the check reads it back)", inside.summary()[:160],
+                   "write something into the file named by TARGET, e.g. open(TARGET, 'w').write('x'): the wall "
+                   "must stop a real write, not code that fails on its own.")
+    if refused.ok:
+        raise Fail("TARGET outside the folder", "an error from the engine", refused.summary()[:160],
+                   "write to TARGET itself: a write inside the engine's folder is allowed.")
+    return (f"Inside its own folder your code wrote {str(inside.value)[:40]!r}; aimed at a folder of this machine, "
+            f"the engine answered {answered!r}, and nothing was planted there. The process sandbox's "
+            "guard rail asks whether an operation is allowed; in the engine that folder does not exist (section 3).")
+
+
+# --- concept questions ------------------------------------------------------------------------
+
+question("05.q1", "What does the writer's prompt carry when it writes draft 4 of a run that has not passed yet?", {
+    "a": ("The task, draft 3 and the review of draft 3.", True,
+          "revise_messages re-sends the latest draft and the latest review only; that text is the loop's whole state."),
+    "b": ("The task, every earlier draft and every earlier review.", False,
+          "that is how ReAct re-sends its history; section 5's table shows drafts [3] and reviews [3] carried."),
+    "c": ("Only the review of draft 3: the model remembers its own drafts.", False,
+          "the model is stateless: a draft it is not sent again does not exist for it."),
+    "d": ("The task and draft 3: the review stays with the reviewer.", False,
+          "section 2 checks the ledger: the review's text is in the revision prompt."),
+}, hint="section 2 reads the revision prompt from the ledger; section 5 tabulates what each revision carried.")
+
+question("05.q2", "Why did the WebAssembly engine refuse the chdir-then-write that the process sandbox let through?", {
+    "a": ("To the code, only its own folder exists: there is no other path to change into or to write.", True,
+          "the engine maps one folder and nothing else; a path outside it does not exist inside the engine."),
+    "b": ("Its audit hook announces chdir and refuses it.", False,
+          "that is the process sandbox's guard rail, and chdir is exactly what it let through."),
+    "c": ("The write came too late: the engine's time limit stopped it.", False,
+          "the refusal came at once, as an error (No such file or directory), not a timeout."),
+    "d": ("The engine runs as another user without write permission.", False,
+          "no user switch is involved: the folder on this machine is simply not in the engine's world."),
+}, hint="section 3 compares the two sandboxes on the same attempts.")

@@ -1,0 +1,36 @@
+"""Worked solutions for chapter 05 (Reflection you verify, in a sandbox). Open this after you have tried.
+
+Run every solution against its check: `python -m agentkit.exercises solutions`.
+"""
+import re
+
+# 05.predict — a round is one draft and its review: 2 LLM calls (the first draft, or a revision,
+# then the review). The loop ends at the first review that passes, or after max_iterations
+# reviews, WITHOUT asking for one more revision. Picky wants one fix: draft 2 passes, (2, 4);
+# the cap of 4 is never reached. Fussy wants three fixes, so it would pass draft 4, but the cap
+# of 3 stops it first: (3, 6), not passed. Never satisfied runs to the cap: (5, 10).
+prediction = {"picky (wants 1 fix), max_iterations=4": (2, 4),
+              "fussy (wants 3 fixes), max_iterations=3": (3, 6),
+              "never satisfied, max_iterations=5": (5, 10)}
+
+
+# 05.verdict — the contract is one place: the last non-empty line, and all of it. A search for
+# "PASS" anywhere passes "cannot pass"; a verdict followed by more text may have been taken back.
+# fullmatch (not search) refuses "VERDICT: PASS? no."; ** around the line is Markdown, allowed.
+# An empty review has no last line: check before indexing, so the parser never raises.
+VERDICT = re.compile(r"\**\s*VERDICT\s*:\s*(PASS|REVISE)\s*\**", re.IGNORECASE)
+
+
+def my_verdict(review):
+    lines = [line.strip() for line in str(review).splitlines() if line.strip()]
+    match = VERDICT.fullmatch(lines[-1]) if lines else None
+    return match.group(1).lower() if match else "missing"
+
+
+# 05.break — any real write to TARGET: inside the engine's folder it succeeds (the check reads it
+# back), aimed at a folder of this machine the engine answers with an error, because that folder
+# does not exist for the code. A relative name, a `..`, an os.chdir first: all end the same way.
+escape = "with open(TARGET, 'w') as f:\n    f.write('from inside the sandbox')"
+
+
+SOLUTIONS = {"05.predict": prediction, "05.verdict": my_verdict, "05.break": escape, "05.q1": "a", "05.q2": "a"}
