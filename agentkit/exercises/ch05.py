@@ -122,6 +122,12 @@ def _write_at(code: str, target: str, expression: str | None = None):
 def _break(escape):
     if not isinstance(escape, str):
         raise Fail("your answer", "a str: the code to run", type(escape).__name__, "write the code as a string.")
+    inside = _write_at(escape, "planted.txt", "open(TARGET).read()")
+    if not inside.ok or not inside.value:
+        raise Fail("TARGET = 'planted.txt', a name inside the engine's own folder",
+                   "your code writes some text there (the check reads it back)", inside.summary()[:160],
+                   "write something into the file named by TARGET, e.g. open(TARGET, 'w').write('x'): the wall "
+                   "must stop a real write, not code that fails on its own.")
     with tempfile.TemporaryDirectory(prefix="not-the-sandbox-") as outside:
         target = str(Path(outside) / "planted.txt")
         refused = _write_at(escape, target)
@@ -130,12 +136,6 @@ def _break(escape):
     if planted:
         raise Fail("TARGET outside the folder", "the engine refuses the write", "the file was written",
                    "report this: the engine should map only its own folder.")
-    inside = _write_at(escape, "planted.txt", "open(TARGET).read()")
-    if not inside.ok or not inside.value:
-        raise Fail("TARGET = 'planted.txt', a name inside the engine's own folder",
-                   "your code writes some text there (the check reads it back)", inside.summary()[:160],
-                   "write something into the file named by TARGET, e.g. open(TARGET, 'w').write('x'): the wall "
-                   "must stop a real write, not code that fails on its own.")
     if refused.ok:
         raise Fail("TARGET outside the folder", "an error from the engine", refused.summary()[:160],
                    "write to TARGET itself: a write inside the engine's folder is allowed.")
