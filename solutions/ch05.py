@@ -33,4 +33,6 @@ def my_verdict(review):
 escape = "with open(TARGET, 'w') as f:\n    f.write('from inside the sandbox')"
 
 
-SOLUTIONS = {"05.predict": prediction, "05.verdict": my_verdict, "05.break": escape, "05.q1": "a", "05.q2": "a"}
+# 05.q1 — b: revise_messages carries the task, the latest draft and the latest review, nothing older.
+# 05.q2 — c: the engine maps one folder; any other path does not exist for the code.
+SOLUTIONS = {"05.predict": prediction, "05.verdict": my_verdict, "05.break": escape, "05.q1": "b", "05.q2": "c"}

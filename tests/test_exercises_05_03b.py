@@ -88,7 +88,7 @@ WRONG = [
     ("05.verdict", no_empty_check, "never index an empty list"),
     ("05.break", "1 / 0", "must stop a real write"),
     ("05.break", "open('planted.txt', 'w').write('x')", "write to TARGET itself"),
-    ("05.q1", "b", "how ReAct re-sends its history"),
+    ("05.q1", "a", "how ReAct re-sends its history"),
     ("05.q2", "b", "process sandbox's guard rail"),
     ("03b.count", {CHAT: (0, 0), FEW_SHOT: (3, 3)}, "a tool named ToolName"),
     ("03b.count", {CHAT: (0, 1), FEW_SHOT: (2, 3)}, "every few-shot reply holds a readable action"),

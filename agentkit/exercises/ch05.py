@@ -147,10 +147,10 @@ def _break(escape):
 # --- concept questions ------------------------------------------------------------------------
 
 question("05.q1", "What does the writer's prompt carry when it writes draft 4 of a run that has not passed yet?", {
-    "a": ("The task, draft 3 and the review of draft 3.", True,
-          "revise_messages re-sends the latest draft and the latest review only; that text is the loop's whole state."),
-    "b": ("The task, every earlier draft and every earlier review.", False,
+    "a": ("The task, every earlier draft and every earlier review.", False,
           "that is how ReAct re-sends its history; section 5's table shows drafts [3] and reviews [3] carried."),
+    "b": ("The task, draft 3 and the review of draft 3.", True,
+          "revise_messages re-sends the latest draft and the latest review only; that text is the loop's whole state."),
     "c": ("Only the review of draft 3: the model remembers its own drafts.", False,
           "the model is stateless: a draft it is not sent again does not exist for it."),
     "d": ("The task and draft 3: the review stays with the reviewer.", False,
@@ -158,12 +158,12 @@ question("05.q1", "What does the writer's prompt carry when it writes draft 4 of
 }, hint="section 2 reads the revision prompt from the ledger; section 5 tabulates what each revision carried.")
 
 question("05.q2", "Why did the WebAssembly engine refuse the chdir-then-write that the process sandbox let through?", {
-    "a": ("To the code, only its own folder exists: there is no other path to change into or to write.", True,
-          "the engine maps one folder and nothing else; a path outside it does not exist inside the engine."),
+    "a": ("The write came too late: the engine's time limit stopped it.", False,
+          "the refusal came at once, as an error (No such file or directory), not a timeout."),
     "b": ("Its audit hook announces chdir and refuses it.", False,
           "that is the process sandbox's guard rail, and chdir is exactly what it let through."),
-    "c": ("The write came too late: the engine's time limit stopped it.", False,
-          "the refusal came at once, as an error (No such file or directory), not a timeout."),
+    "c": ("To the code, only its own folder exists: there is no other path to change into or to write.", True,
+          "the engine maps one folder and nothing else; a path outside it does not exist inside the engine."),
     "d": ("The engine runs as another user without write permission.", False,
           "no user switch is involved: the folder on this machine is simply not in the engine's world."),
 }, hint="section 3 compares the two sandboxes on the same attempts.")
