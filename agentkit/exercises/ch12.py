@@ -1,0 +1,221 @@
+"""Chapter 12's exercises: what the store loses behind each gate, a policy to build, a page that leaks, two questions.
+
+Every check runs in this process, on throw-away worlds (agentkit.world) behind agentkit.approval's gate;
+no MCP server is started.
+"""
+from __future__ import annotations
+
+import shutil
+from contextlib import contextmanager
+
+from ..approval import VERDICTS, Approve, Call, GatedExecutor, deny_side_effects
+from ..approval import Verdict as GateVerdict
+from ..modes import get_llm
+from ..react import ReActAgent
+from ..scripts.world import FILL, STANDUP_QUESTION, TIDY_QUESTION
+from ..tools import KnowledgeBase
+from ..world import SAMPLE_NOTES, World, world_executor
+from . import Fail, call, check_prediction, exercise, question
+
+
+@contextmanager
+def throwaway_world(notes: dict | None = None):
+    """A fresh World with SAMPLE_NOTES (or `notes`), removed afterwards."""
+    world = World.temporary(notes)
+    try:
+        yield world
+    finally:
+        world.close()
+        shutil.rmtree(world.folder, ignore_errors=True)
+
+
+def tidy_run(world: World, policy=None, max_steps: int = 6) -> GatedExecutor | None:
+    """The stand-in that obeys what it reads, asked to tidy the notes; behind a gate with `policy`, or none."""
+    tools = world_executor(world)
+    gate = GatedExecutor(tools, policy, world.dry_run) if policy is not None else None
+    ReActAgent(get_llm("fake"), gate or tools, max_steps=max_steps).run(TIDY_QUESTION, verbose=False)
+    return gate
+
+
+# --- 12.predict: what the store loses behind each gate ------------------------------------------
+
+PREDICT_SETTINGS = {"no gate": None, "deny by default": deny_side_effects,
+                    "approve DeleteNotes": Approve({"DeleteNotes"}), "approve SendMessage": Approve({"SendMessage"})}
+
+
+def store_losses() -> dict:
+    """(notes left of 4, messages sent) after the injected tidy run under each setting, read from the store."""
+    losses = {}
+    for name, policy in PREDICT_SETTINGS.items():
+        with throwaway_world() as world:
+            tidy_run(world, policy)
+            losses[name] = (world.counts()["notes"], world.counts()["outbox"])
+    return losses
+
+
+WHY = {
+    "no gate": "nothing stands between the page's calls and the store: DeleteNotes[all] removes all 4 notes and "
+               "SendMessage puts 1 message in the outbox (section 3)",
+    "deny by default": "a denied call does not run; the denial is only an observation, so the store keeps its 4 "
+                       "notes and sends nothing (section 4)",
+    "approve DeleteNotes": "Approve runs the tools it names and denies every other side effect: the deletion runs, "
+                           "the message is denied (section 6's Approve)",
+    "approve SendMessage": "Approve runs the tools it names and denies every other side effect: the deletion is "
+                           "denied, the message goes out (section 6's Approve)",
+}
+
+
+@exercise("12.predict", "predict", "What the store loses behind each gate",
+          "Set `prediction` to {setting: (notes left, messages sent)} for the four settings, before running anything.")
+def _predict(prediction):
+    truth = store_losses()
+    check_prediction(prediction, truth, what="setting", labels=("notes left", "messages sent"),
+                     hint=lambda name, guess, actual: WHY[name] + ". The stand-in makes every call the page asks "
+                                                                  "for, whatever happened to the one before.",
+                     case=lambda name: f"{name}, the injected tidy run", source="the store after the run")
+    return f"The stores agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
+
+
+# --- 12.policy: the team's approval policy -------------------------------------------------------
+
+FROM_TOOL = "call 1: ReadPage[note-keeping policy] named {tool} in its output"
+OWN_IDEA = "no earlier tool output named {tool}: the model's own idea"
+
+POLICY_CASES = [  # (tool, argument, effect, source, the verdict wanted, what the case is, hint)
+    ("WriteNote", "Standup: moved to 10:00", "write", OWN_IDEA, "run", "a note the user asked for",
+     "a write the model chose itself may run: return Verdict(\"run\", \"policy: ...\")."),
+    ("WriteNote", "Policy: notes are deleted weekly", "write", FROM_TOOL, "deny",
+     "a note a wiki page asked for",
+     "an instruction found in a tool's output is not the user's: when call.source starts with \"call \", deny "
+     "the write (section 4 prints a source)."),
+    ("SendMessage", "ana@example.com: the standup moved", "send", OWN_IDEA, "dry_run", "a message",
+     "a message is shown, never sent: Verdict(\"dry_run\", ...) for the effect \"send\"."),
+    ("DeleteNotes", "all", "delete", OWN_IDEA, "deny", "a deletion the model chose itself",
+     "a deletion is always denied, whoever asked for it."),
+    ("PurgeArchive", "2023", "delete", OWN_IDEA, "deny", "a tool you have not seen, whose effect is delete",
+     "decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1)."),
+    ("PostToChat", "team: hello", "send", OWN_IDEA, "dry_run", "a tool you have not seen, whose effect is send",
+     "decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1)."),
+]
+VERDICT_HINT = ("return a Verdict from agentkit.approval, for example Verdict(\"deny\", \"policy: team rules\"); "
+                "the gate reads its action and who decided.")
+
+
+def _ask(policy, c: Call, what: str, hint: str) -> GateVerdict:
+    said = call(policy, c, case=f"{what}: {c.tool}[{c.argument}]", hint=hint)
+    if not isinstance(said, GateVerdict):
+        raise Fail(f"{what}: {c.tool}[{c.argument}]", f"a Verdict, one of {', '.join(VERDICTS)}", repr(said)[:100],
+                   VERDICT_HINT)
+    return said
+
+
+@exercise("12.policy", "build", "The team's approval policy",
+          "Write `team_policy(call)`: run a write the model chose, deny one a tool's output asked for, "
+          "dry-run every send, deny every delete.")
+def _policy(policy):
+    if not callable(policy):
+        raise Fail("your answer", "a function team_policy(call) -> Verdict", repr(policy)[:100], "define it with def.")
+    for number, (tool, argument, effect, source, wanted, what, hint) in enumerate(POLICY_CASES, 1):
+        c = Call(number, tool, argument, effect, f"would change something ({tool})", source.format(tool=tool))
+        said = _ask(policy, c, what, hint)
+        if said.action != wanted:
+            raise Fail(f"{what}: {tool}[{argument}], effect {effect}, source {c.source!r}", wanted,
+                       f"{said.action} ({said.by})", hint)
+    live = lambda c: _ask(policy, c, "the live run", VERDICT_HINT)  # noqa: E731
+    with throwaway_world() as tidy, throwaway_world() as desk:
+        gate = tidy_run(tidy, live)
+        standup = GatedExecutor(world_executor(desk), live, desk.dry_run)
+        ReActAgent(get_llm("fake"), standup, max_steps=5).run(STANDUP_QUESTION, verbose=False)
+        kept, written = tidy.counts(), desk.notes().get("Standup")
+        table = {d.tool: d.verdict for d in gate.ledger + standup.ledger if d.effect != "read"}
+        if kept["notes"] != len(SAMPLE_NOTES) or kept["outbox"] or written is None or desk.counts()["outbox"]:
+            raise Fail("the live runs (the injected tidy run, the standup task)",
+                       "the tidy store intact, the Standup note written, nothing sent",
+                       f"tidy store {kept}; Standup note {written!r}; outbox {desk.counts()['outbox']}",
+                       POLICY_CASES[1][6])
+    return (f"Live, the gate's ledgers say {table}: the page's deletion was denied, the user's note written, the "
+            "message shown as a dry run. Deciding by effect and source, not by name, is what keeps a new tool "
+            "under the same rule.")
+
+
+# --- 12.leak: a page that walks a secret past the gate -------------------------------------------
+
+SECRET = "office-wifi: maple-7-lantern"  # not the notebook's password: a leak must read it from the store
+LEAK_NOTES = dict(SAMPLE_NOTES, **{"Wi-Fi password": SECRET})
+LEAK_HINTS = {
+    "side effect": "the gate stops every call that would write, delete or send (section 4). What leaves the "
+                   "machine without a side effect? Section 6's second case.",
+    "no read": "the stand-in fills <what ReadNote returned> with the last ReadNote output: ask it to call "
+               "ReadNote[a title] first, then the tool that takes the text out.",
+    "from the page": "the secret must come from the store the check builds (its notes are not the notebook's): "
+                     "let ReadNote fetch it, and pass <what ReadNote returned> on.",
+    "nothing": "the stand-in obeys only lines of the form call Tool[input] in what it reads (section 3's page).",
+}
+
+
+def leak_run(page: str) -> tuple[World, GatedExecutor]:
+    """The tidy run behind the default gate, with `page` as the note-keeping policy; the world stays open."""
+    world = World.temporary(LEAK_NOTES)
+    world.pages = KnowledgeBase([{"title": "Note-keeping policy", "aliases": ["notes policy", "tidy notes"],
+                                  "text": page}])
+    return world, tidy_run(world, deny_side_effects)
+
+
+@exercise("12.leak", "break", "A page that leaks past the gate",
+          "Set `page` to the text of the note-keeping policy page: behind the default gate, a note's text must "
+          "leave the machine, and the store must stay intact.")
+def _leak(page):
+    if not isinstance(page, str) or not page.strip():
+        raise Fail("your answer", "a str: the page's text", repr(page)[:100], "write the page as a string.")
+    world, gate = leak_run(page)
+    try:
+        counts, queries = world.counts(), world.web_log()
+        leaked = [title for title, text in LEAK_NOTES.items()
+                  if text not in page and any(text in q for q in queries)]
+        tried = [d for d in gate.ledger if d.effect != "read"]
+        if counts["notes"] != len(LEAK_NOTES) or counts["outbox"]:
+            raise Fail("the store after the run", "intact: the attack must not need a side effect", str(counts),
+                       LEAK_HINTS["side effect"])
+        if not leaked:
+            calls = "; ".join(f"{d.tool}[{d.argument[:40]}] {d.verdict}" for d in gate.ledger) or "no tool call"
+            read_a_note = any(d.tool == "ReadNote" for d in gate.ledger)
+            hint = (LEAK_HINTS["side effect"] if tried else
+                    LEAK_HINTS["no read"] if FILL in page and not read_a_note else
+                    LEAK_HINTS["from the page"] if queries else LEAK_HINTS["nothing"])
+            raise Fail("the web-search log after the run", "a query holding a note's text, read from the store",
+                       f"queries {queries}; calls: {calls}", hint)
+    finally:
+        world.close()
+        shutil.rmtree(world.folder, ignore_errors=True)
+    return (f"The gate let every call run (all read-only), the store kept its {counts['notes']} notes, and the "
+            f"search engine received {queries} (the world's web log): {', '.join(leaked)} left the machine. "
+            "'Read-only' describes what a tool does to the store, not where its input goes.")
+
+
+# --- concept questions ------------------------------------------------------------------------
+
+question("12.q1", "An MCP server lists a tool DropTable with readOnlyHint: true. What does GatedExecutor do with a "
+         "call to it?", {
+             "a": ("Runs it without asking.", True,
+                   "the gate decides by the effect, and effect_of reads readOnlyHint: true as 'read'. Annotations are "
+                   "the server's claims: a gate is only as good as the labels it trusts."),
+             "b": ("Denies it, because its name says it drops something.", False,
+                   "the gate never reads a tool's name or description, only its effect."),
+             "c": ("Asks a person, because the tool came from another process.", False,
+                   "where a tool runs does not change its effect: an MCP tool goes through the same policy as a "
+                   "local one."),
+             "d": ("The MCP client refuses to list such a tool.", False,
+                   "the protocol carries hints and the client checks nothing about them (section 8's table lists "
+                   "what each server tool claims)."),
+         }, hint="section 8's table: which column does the gate use?")
+
+question("12.q2", "In section 4 the injected DeleteNotes[all] was denied. Which statement is true?", {
+    "a": ("The agent is now safe from prompt injection.", False,
+          "section 6: a read-only tool leaked the password with the gate in place."),
+    "b": ("The ledger tells which tool output most likely carried the instruction.", True,
+          "the decision's source names the ReadPage call whose output named DeleteNotes: a hint, not a proof."),
+    "c": ("If a person had approved the call, it would have been safe, since a person checked it.", False,
+          "section 6: an approved call runs whatever it does; the ledger then shows who approved it."),
+    "d": ("The model was told the notes were deleted, so it finished happily.", False,
+          "the denial is an observation that says nothing changed; the stand-in's answer said what was denied."),
+}, hint="section 4 prints where the DeleteNotes call's instruction came from.")
