@@ -119,12 +119,13 @@ def _tool_calls(reply: str, parse) -> list:
 def _break(reply):
     if not isinstance(reply, str):
         raise Fail("your answer", "a str: one model reply", type(reply).__name__, "write the reply as a string.")
-    tool_replies = [r for replies in recorded_runs().values() for r in replies
-                    if parse_reply(r).action and not parse_reply(r).is_finish]
-    start = next((r for r in tool_replies if reply.startswith(r)), None)
-    if start is None:
-        raise Fail("the start of your reply", "one of the recorded replies that call a tool, unchanged: "
-                   + " or ".join(repr(r[-25:]) for r in tool_replies), repr(reply[:90]),
+    recorded = [r for replies in recorded_runs().values() for r in replies if parse_reply(r).action]
+    tool_replies = [r for r in recorded if not parse_reply(r).is_finish]
+    start = next((r for r in recorded if reply.startswith(r.rstrip())), None)
+    if start is None or start not in tool_replies:
+        endings = " or ".join(repr(r.strip().splitlines()[-1]) for r in tool_replies)
+        raise Fail("the start of your reply", f"a recorded reply that calls a tool, unchanged (ending {endings})",
+                   repr(reply[:90]), "a Finish calls no tool: start from one of the other two." if start else
                    "copy a reply from few_shot_agent.trace (section 3) and add to its end.")
     naive, defended = naive_parse(reply), parse_reply(reply)
     if naive.argument == defended.argument or naive.is_finish:
