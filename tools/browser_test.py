@@ -390,6 +390,34 @@ def check_exercise_edits(page, name: str, failures: Failures) -> int:
     return len(edits)
 
 
+def check_approvals(page, name: str, failures: Failures) -> int:
+    """Chapter 12's approval prompt, as a learner uses it: run its cell again (a fresh paused run), then
+    approve the first waiting call and deny the second, reading what the run did after each click."""
+    cell = page.locator(".jp-Notebook .jp-CodeCell", has_text="approval_prompt(waiting)").first
+    if not cell.count():
+        return 0
+    cell.scroll_into_view_if_needed()
+    cell.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    prompt = cell.locator(".agentkit-approval")
+    text = prompt.locator(".widget-html").first
+    seen = wait_for_text(text, ["WAITING FOR YOU: WriteNote"], 60)
+    if "WAITING FOR YOU: WriteNote" not in seen:
+        failures.add(f"{name} approval", f"no waiting WriteNote call after running the cell: {seen[:200]!r}")
+        return 0
+    prompt.locator("button", has_text="Approve").click()
+    seen = wait_for_text(text, ["WriteNote[", "WAITING FOR YOU: SendMessage"], 60)
+    if "WAITING FOR YOU: SendMessage" not in seen:
+        failures.add(f"{name} approval", f"after Approve, expected the note written and SendMessage waiting: {seen[:300]!r}")
+    prompt.locator("button", has_text="Deny").click()
+    seen = wait_for_text(text, ["run finished", "denied"], 60)
+    if "run finished" not in seen or "denied" not in seen:
+        failures.add(f"{name} approval", f"after Deny, expected a finished run that says the call was denied: {seen[:300]!r}")
+    prompt.screenshot(path=str(OUT / f"{name}-approval.png"))
+    print("  approval prompt: approved once, denied once, the run went on each time", flush=True)
+    return 1
+
+
 def check_site(browser, site: Path, failures: Failures) -> int:
     """Every page of the static site loads with all its images; the index links every page."""
     index = site / "index.html"
@@ -445,7 +473,7 @@ def main(argv=None) -> int:
     shutil.copytree(ROOT / "notebooks", course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     lab, base, token = start_lab(course, scratch)
     url = base + f"/lab/tree/{{name}}?token={token}&reset"
-    panels = images = questions = edits = 0
+    panels = images = questions = edits = approvals = 0
     try:
         print(f"JupyterLab at {base}, settings at their defaults: commsOverSubshells = {comms_setting(base, token)}")
         with sync_playwright() as pw:
@@ -465,6 +493,7 @@ def main(argv=None) -> int:
                     panels += found
                     questions += check_quizzes(page, name, failures)
                     edits += check_exercise_edits(page, name, failures)
+                    approvals += check_approvals(page, name, failures)
                     if not found:
                         page.locator(".jp-Notebook .jp-Cell").last.scroll_into_view_if_needed()
                 except PlaywrightTimeout as e:
@@ -484,7 +513,8 @@ def main(argv=None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     elapsed = time.perf_counter() - started
     print(f"{len(notebooks)} notebooks, {panels} panels x {args.clicks} clicks, {questions} questions and "
-          f"{edits} coding exercises answered wrong then right, site images checked: {images}; "
+          f"{edits} coding exercises answered wrong then right, {approvals} approval prompts clicked, "
+          f"site images checked: {images}; "
           f"{elapsed:.0f} s; screenshots in {OUT}")
     if failures:
         print(f"FAILED ({len(failures)}):\n  " + "\n  ".join(failures))

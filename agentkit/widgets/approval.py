@@ -58,5 +58,6 @@ def approval_prompt(agent, who: str = "human"):
             return PLACEHOLDER
 
     prompt = Prompt([text, w.HBox([approve, deny])])
+    prompt.add_class("agentkit-approval")  # read by tools/browser_test.py
     prompt.approve, prompt.deny, prompt.text = approve, deny, text
     return prompt
