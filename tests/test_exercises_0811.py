@@ -2,11 +2,9 @@
 with the hint meant for it, says "not done yet" to the stub, and never raises on a half-written answer."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
-from pathlib import Path
 
 import pytest
 
@@ -14,19 +12,9 @@ from agentkit import exercises
 from agentkit.exercises import NOT_DONE, check, quiz
 from agentkit.runtime import Runtime
 
-ROOT = Path(__file__).resolve().parent.parent
+from test_exercises import answer, solutions
+
 CHAPTERS = ["08", "09", "10", "11"]
-
-
-def solutions(chapter: str) -> dict:
-    spec = importlib.util.spec_from_file_location(f"solutions_ch{chapter}", ROOT / "solutions" / f"ch{chapter}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.SOLUTIONS
-
-
-def answer(id: str, value):
-    return quiz(id, value) if ".q" in id else check(id, value)
 
 
 def stub(*args):

@@ -3,29 +3,16 @@ the stub says "not done yet", a half-written answer never crashes the check, and
 The checks run on in-process worlds behind the gate; no MCP server is started."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 
 from agentkit.approval import Verdict
 from agentkit.exercises import NOT_DONE, REGISTRY, check, quiz
 
-ROOT = Path(__file__).resolve().parent.parent
+from test_exercises import answer, solutions
 
 
-def solutions() -> dict:
-    spec = importlib.util.spec_from_file_location("solutions_ch12", ROOT / "solutions" / "ch12.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.SOLUTIONS
-
-
-def answer(id, value):
-    return quiz(id, value) if ".q" in id else check(id, value)
-
-
-@pytest.mark.parametrize("id, value", sorted(solutions().items()))
+@pytest.mark.parametrize("id, value", sorted(solutions("12").items()))
 def test_every_worked_solution_passes_its_check(id, value):
     verdict = answer(id, value)
     assert verdict.status == "correct", verdict.text
@@ -150,8 +137,8 @@ def test_a_half_written_answer_never_crashes_the_check(id, broken, words):
 def test_every_exercise_and_question_has_a_solution_a_wrong_answer_and_every_option_explained():
     check("12.leak", None)  # loads the chapter
     ids = {i for i in REGISTRY.exercises if i.startswith("12.")} | {i for i in REGISTRY.questions if i.startswith("12.")}
-    assert ids == set(solutions()) == {id for id, _, _ in WRONG}
+    assert ids == set(solutions("12")) == {id for id, _, _ in WRONG}
     assert {e.kind for e in REGISTRY.exercises.values() if e.id.startswith("12.")} == {"predict", "build", "break"}
     for id in ("12.q1", "12.q2"):
-        text = quiz(id, solutions()[id]).text
+        text = quiz(id, solutions("12")[id]).text
         assert all(f"{letter})" in text for letter in REGISTRY.questions[id].options)
