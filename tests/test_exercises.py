@@ -60,16 +60,33 @@ WRONG = [
 ]
 
 
-@pytest.mark.parametrize("id", sorted(solutions("03")))
-def test_every_worked_solution_passes_its_check(id):
-    verdict = answer(id, solutions("03")[id])
+def fails_with_hint(id: str, wrong, hint: str) -> None:
+    """A typical wrong answer: the check says "wrong" and gives the hint meant for that mistake."""
+    verdict = answer(id, wrong)
+    assert verdict.status == "wrong" and hint in verdict.text, verdict.text
+
+
+# Every chapter's worked solutions, checked here once; each chapter's test file tests its wrong answers.
+EVERY_SOLUTION = [(id, chapter) for chapter in exercises.CHAPTERS for id in sorted(solutions(chapter))]
+
+
+@pytest.mark.parametrize("id, chapter", EVERY_SOLUTION, ids=[id for id, _ in EVERY_SOLUTION])
+def test_every_worked_solution_passes_its_check(id, chapter):
+    verdict = answer(id, solutions(chapter)[id])
     assert verdict.ok, verdict.text
+
+
+@pytest.mark.parametrize("chapter", exercises.CHAPTERS)
+def test_every_exercise_and_question_of_every_chapter_has_a_worked_solution(chapter):
+    exercises._load(chapter)
+    ids = {i for i in list(exercises.REGISTRY.exercises) + list(exercises.REGISTRY.questions)
+           if i.split(".")[0] == chapter}
+    assert ids and ids == set(solutions(chapter))
 
 
 @pytest.mark.parametrize("id, wrong, hint", WRONG, ids=[f"{w[0]}-{i}" for i, w in enumerate(WRONG)])
 def test_a_typical_wrong_answer_fails_with_the_hint_meant_for_it(id, wrong, hint):
-    verdict = answer(id, wrong)
-    assert verdict.status == "wrong" and hint in verdict.text, verdict.text
+    fails_with_hint(id, wrong, hint)
 
 
 def test_every_exercise_and_question_has_a_solution_and_a_wrong_answer_tested():
