@@ -14,6 +14,7 @@ test workers started together compile once.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import importlib.util
@@ -54,7 +55,20 @@ def engine_and_module():
             config.epoch_interruption = True
             engine = wasmtime.Engine(config)
             _LOADED = engine, load_module(engine, cache_dir())
+            atexit.register(_release)
         return _LOADED
+
+
+def _release() -> None:
+    """Free the module and engine at exit, while wasmtime can: left to the garbage collector at shutdown,
+    they print "Exception ignored in Managed.__del__" on stderr."""
+    global _LOADED
+    with _LOADING:
+        if _LOADED is not None:
+            engine, module = _LOADED
+            _LOADED = None
+            module.close()
+            engine.close()
 
 
 def cache_dir() -> Path:

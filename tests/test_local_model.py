@@ -55,13 +55,6 @@ def answers(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
-def server():
-    with local.LocalServer(max_tokens=24) as srv:
-        yield srv
-    assert not srv.running
-
-
 @pytest.fixture(scope="module", autouse=True)
 def no_server_left_behind():
     yield
@@ -94,25 +87,6 @@ def test_a_server_that_cannot_start_says_why_and_leaves_nothing(tmp_path):
     assert not srv.running and server_children() == []
 
 
-def test_one_chat_completion_puts_server_usage_in_the_ledger(server):
-    llm = server.client()
-    assert isinstance(llm, OpenAIChatLLM)
-    prompt = [{"role": "user", "content": "Name one colour."}]
-
-    first, second = llm.think(prompt), llm.think(prompt)
-
-    assert isinstance(first, str) and first.strip() and isinstance(second, str)
-    # No `first == second`: with llama.cpp's prefix cache the repeat evaluates a different batch,
-    # and at temperature 0 a longer reply was seen to diverge. Equal replies are not promised.
-    assert len(llm.calls) == 2
-    for record in llm.calls:
-        assert record.model == local.MODEL_ID
-        assert record.prompt_tokens > 0
-        assert 0 < record.completion_tokens <= server.max_tokens
-    assert llm.calls[0].prompt_tokens == llm.calls[1].prompt_tokens
-    assert llm.calls[1].cached_tokens > 0  # the same prefix again: llama.cpp reused its cache
-
-
 # A learner's kernel: get_llm("local") twice, then Python exits without stopping anything.
 LEARNER_SESSION = """
 import json
@@ -123,14 +97,20 @@ from agentkit.modes import get_llm
 first, second = get_llm("local"), get_llm("local")
 shared = local.local_server()
 up = urllib.request.urlopen(shared.base_url + "/models", timeout=10).status == 200
+prompt = [{"role": "user", "content": "Name one colour."}]
+replies = [first.think(prompt), second.think(prompt)]  # two clients, one server: the second call hits its cache
+calls = [vars(call) for call in first.calls + second.calls]
 print(json.dumps({"class": type(first).__name__, "urls": [first.base_url, second.base_url, shared.base_url],
-                  "up": up, "pid": shared.process.pid, "log": str(shared.log_path)}))
+                  "up": up, "pid": shared.process.pid, "log": str(shared.log_path), "model_id": local.MODEL_ID,
+                  "max_tokens": shared.max_tokens, "replies": replies, "calls": calls}, default=str))
 """
 
 
 @pytest.fixture(scope="module", autouse=True)
 def learner_session():
-    """Started before the first test, so its start-up and model load overlap the others."""
+    """Started before the first test, so its start-up and model load overlap the others.
+
+    The only llama.cpp server of this file: one model load, shared by the tests below."""
     session = subprocess.Popen([sys.executable, "-c", LEARNER_SESSION], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     yield session
@@ -139,11 +119,31 @@ def learner_session():
         session.communicate()
 
 
-def test_get_llm_local_shares_one_server_and_python_exit_stops_it_cleanly(learner_session):
+@pytest.fixture(scope="module")
+def seen(learner_session):
+    """What the learner's session printed, and its stderr, once it has exited."""
     out, err = learner_session.communicate(timeout=120)
-
     assert learner_session.returncode == 0, err[-2000:]
-    seen = json.loads(out.strip().splitlines()[-1])
+    return json.loads(out.strip().splitlines()[-1]), err
+
+
+def test_one_chat_completion_puts_server_usage_in_the_ledger(seen):
+    seen, _ = seen
+    first, second = seen["replies"]
+    assert isinstance(first, str) and first.strip() and isinstance(second, str)
+    # No `first == second`: with llama.cpp's prefix cache the repeat evaluates a different batch,
+    # and at temperature 0 a longer reply was seen to diverge. Equal replies are not promised.
+    assert len(seen["calls"]) == 2  # one ledger entry per call, in each client's own ledger
+    for record in seen["calls"]:
+        assert record["model"] == seen["model_id"]
+        assert record["prompt_tokens"] > 0
+        assert 0 < record["completion_tokens"] <= seen["max_tokens"]
+    assert seen["calls"][0]["prompt_tokens"] == seen["calls"][1]["prompt_tokens"]
+    assert seen["calls"][1]["cached_tokens"] > 0  # the same prefix again: llama.cpp reused its cache
+
+
+def test_get_llm_local_shares_one_server_and_python_exit_stops_it_cleanly(seen):
+    seen, err = seen
     assert seen["class"] == OpenAIChatLLM.__name__  # the very class AP_MODE=real uses
     assert len(set(seen["urls"])) == 1 and seen["urls"][0].startswith("http://127.0.0.1:")  # one server, reused
     assert seen["up"]  # it served while the session ran
