@@ -67,6 +67,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def is_root() -> bool:
+    """Root on Linux or macOS (Windows has no geteuid, and no root user)."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
 def start_lab(course_dir: Path, scratch: Path) -> tuple[subprocess.Popen, str, str]:
     """JupyterLab on 127.0.0.1 with default settings; returns the process, its base URL and token."""
     port, token = free_port(), os.urandom(12).hex()
@@ -76,9 +81,9 @@ def start_lab(course_dir: Path, scratch: Path) -> tuple[subprocess.Popen, str, s
     command = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1",
                f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
                f"--ServerApp.root_dir={course_dir}"]
-    if os.geteuid() == 0:
+    if is_root():
         command.append("--allow-root")
-    log = open(scratch / "lab.log", "w")
+    log = open(scratch / "lab.log", "w", encoding="utf-8")
     lab = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 120
@@ -186,7 +191,7 @@ def run_all(page, name: str, saved: Path, failures: Failures) -> None:
         return
     for _ in range(50):  # the server may still be writing it
         try:
-            notebook = json.loads(saved.read_text())
+            notebook = json.loads(saved.read_text(encoding="utf-8"))
             break
         except ValueError:
             time.sleep(0.2)
@@ -477,7 +482,7 @@ def main(argv=None) -> int:
     try:
         print(f"JupyterLab at {base}, settings at their defaults: commsOverSubshells = {comms_setting(base, token)}")
         with sync_playwright() as pw:
-            launch_args = CHROMIUM_ARGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
+            launch_args = CHROMIUM_ARGS + (["--no-sandbox"] if is_root() else [])
             browser = pw.chromium.launch(executable_path=chromium, args=launch_args, headless=not args.headed)
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             for path in notebooks:
