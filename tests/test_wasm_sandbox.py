@@ -77,6 +77,7 @@ def test_value_output_and_fields_come_back(run):
     ("1 / 0", None, "ZeroDivisionError: division by zero"),
     ("s = {1}", "s", "the value is not JSON-serialisable"),
     ("import sys\nsys.exit(3)", None, "SystemExit: 3"),
+    ("class Oops(Exception):\n    __module__ = 'lib'\nraise Oops()", None, "lib.Oops"),  # as traceback names it
 ])
 def test_ordinary_failures_are_clear_errors(run, code, expression, error):
     result = run(code, expression)
