@@ -71,9 +71,9 @@ def test_the_child_runs_under_the_requested_limits():
 
 
 def test_infinite_loop_is_stopped_by_the_wall_clock():
-    result = run_code("while True:\n    pass", timeout_s=0.5)
+    result = run_code("while True:\n    pass", timeout_s=0.2)  # the loop burns a core until the limit: keep it short
     assert result.timed_out and "timed out" in result.error
-    assert result.duration_s < 0.5 + MARGIN_S
+    assert result.duration_s < 0.2 + MARGIN_S
     assert group_members(result.pid) == []
 
 
@@ -113,8 +113,8 @@ def test_fork_bomb_without_the_guard_is_bounded_by_the_process_limit():
 @pytest.mark.skipif(not can_bound_process_count(), reason="root without an unprivileged interpreter")
 def test_stubborn_fork_bomb_is_killed_with_its_whole_group():
     code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
-    result = run_code(code, timeout_s=0.5, max_processes=8, guard=False)
-    assert result.timed_out and result.duration_s < 0.5 + MARGIN_S
+    result = run_code(code, timeout_s=0.25, max_processes=8, guard=False)  # 8 spinning processes: keep it short
+    assert result.timed_out and result.duration_s < 0.25 + MARGIN_S
     assert result.survivors == 0 and group_members(result.pid) == []
 
 

@@ -207,9 +207,9 @@ def test_a_thread_is_a_clear_error_not_a_hang():
 
 
 def test_infinite_loop_is_stopped_by_the_clock(run):
-    result = run("while True:\n    pass", timeout_s=0.5)
+    result = run("while True:\n    pass", timeout_s=0.2)  # the loop burns a core until the limit: keep it short
     assert result.timed_out and result.error.startswith("timed out")
-    assert result.duration_s < 0.5 + MARGIN_S
+    assert result.duration_s < 0.2 + MARGIN_S
 
 
 def test_a_long_sleep_does_not_hold_us():
