@@ -84,16 +84,12 @@ def test_memory_bomb_is_a_memory_error():
     assert result.duration_s < 3
 
 
-def test_our_process_limits_are_untouched():
+def test_one_huge_allocation_fails_at_once_and_our_process_limits_are_untouched():
     before = [resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC)]
-    run_code("x = bytearray(10**10)", memory_mb=128)
-    after = [resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC)]
-    assert before == after
-
-
-def test_one_huge_allocation_fails_at_once():
     result = run_code("x = bytearray(10**10)", memory_mb=128, timeout_s=2)
+    after = [resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC)]
     assert result.error == "MemoryError" and not result.timed_out
+    assert before == after
 
 
 def test_fork_bomb_is_refused_by_the_guard():
@@ -130,14 +126,22 @@ def test_shell_and_subprocess_are_refused(code):
 
 def test_writing_outside_its_directory_is_refused(tmp_path):
     target = tmp_path / "escape.txt"
-    for code in (f"open({str(target)!r}, 'w').write('x')",
-                 "open('../escape.txt', 'w').write('x')",
-                 f"import os\nos.remove({str(tmp_path / 'keep.txt')!r})",
-                 f"open('mine.txt', 'w').write('x')\nimport os\nos.replace('mine.txt', {str(target)!r})"):
-        (tmp_path / "keep.txt").write_text("keep")
-        result = run_code(code)
-        assert "writing outside" in result.error or "outside the working directory" in result.error
-        assert not target.exists() and (tmp_path / "keep.txt").exists()
+    (tmp_path / "keep.txt").write_text("keep")
+    attempts = {
+        "absolute path": f"open({str(target)!r}, 'w').write('x')",
+        "parent folder": "open('../escape.txt', 'w').write('x')",
+        "remove": f"import os\nos.remove({str(tmp_path / 'keep.txt')!r})",
+        "replace": f"open('mine.txt', 'w').write('x')\nimport os\nos.replace('mine.txt', {str(target)!r})",
+    }
+    # One run tries them all (each run starts a supervisor and a child): each must be refused by the guard.
+    code = "refused = {}\n" + "".join(
+        f"try:\n    exec({attempt!r})\nexcept OSError as e:\n    refused[{how!r}] = f'{{type(e).__name__}}: {{e}}'\n"
+        for how, attempt in attempts.items())
+    result = run_code(code, "refused")
+    assert result.ok and set(result.value) == set(attempts), result
+    for how, error in result.value.items():
+        assert "writing outside" in error or "outside the working directory" in error, (how, error)
+    assert not target.exists() and (tmp_path / "keep.txt").exists()
 
 
 def test_writing_inside_and_reading_anywhere_are_allowed():
