@@ -322,6 +322,17 @@ def test_an_altered_cache_file_is_never_loaded(engine, cache_copy):
         wasm_module.load_module(engine, cache_copy)
 
 
+def test_an_interpreter_or_standard_library_with_another_sha256_is_refused(engine, cache_copy, monkeypatch):
+    expected = wasm_module.STDLIB_ZIP_SHA256
+    monkeypatch.setattr(wasm_module, "STDLIB_ZIP_SHA256", "0" * 64)
+    with pytest.raises(RuntimeError, match="python311.zip"):
+        wasm_module.load_module(engine, cache_copy)  # checked at every load, even from the cache
+    monkeypatch.setattr(wasm_module, "STDLIB_ZIP_SHA256", expected)
+    monkeypatch.setattr(wasm_module, "PYTHON_WASM_SHA256", "0" * 64)  # also names a cache entry that is not there
+    with pytest.raises(RuntimeError, match="python-3.11.1.wasm"):
+        wasm_module.load_module(engine, cache_copy)  # refused before compiling (else: Compiled)
+
+
 def test_runs_from_two_threads_take_turns():
     results = []
     threads = [threading.Thread(target=lambda: results.append(run_code("x = 1", "x"))) for _ in range(2)]
