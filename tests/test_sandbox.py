@@ -275,11 +275,12 @@ def test_nothing_the_code_starts_outlives_it_when_it_times_out():
 
 def test_nothing_the_code_starts_outlives_an_interrupted_run():
     # A learner pressing "stop" in Jupyter interrupts run_code: the code and its escapees go too.
+    # The code waits asleep once its escapee runs: a busy loop would be interrupted the same way, burning a core.
     drop = tempfile.mkdtemp(prefix="agentkit-test-")
     os.chmod(drop, 0o777)  # the child may run as another user
     pid_file = os.path.join(drop, "pid")
     code = ESCAPES["fork+setsid"] + (f"\nopen({pid_file!r} + '.new', 'w').write(str(pid))\n"
-                                     f"os.rename({pid_file!r} + '.new', {pid_file!r})\nwhile True:\n    pass")
+                                     f"os.rename({pid_file!r} + '.new', {pid_file!r})\ntime.sleep(60)")
 
     def interrupt(*_):
         raise KeyboardInterrupt
