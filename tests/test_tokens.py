@@ -123,8 +123,22 @@ def test_counting_needs_no_network(monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    tokens.get_encoding.cache_clear()
+    tokens._load_encoding.cache_clear()
     assert tokens.count_tokens("offline 离线") == len(tokens.encode("offline 离线")) > 0
+
+
+def test_both_spellings_of_the_default_encoding_share_one_load(monkeypatch):
+    loaded, loads = tokens.get_encoding(), []
+
+    def counted(name, path):  # the loaded encoder again: the test counts loads without paying for one
+        loads.append(name)
+        return loaded
+
+    monkeypatch.setattr(tokens, "_cached_encoding", counted)
+    tokens._load_encoding.cache_clear()  # it keeps `loaded`, the real encoder, for the tests after this one
+    assert tokens.get_encoding() is tokens.get_encoding("o200k_base") is tokens.get_encoding(name="o200k_base")
+    assert len(tokens.encode("one load", "o200k_base")) == len(tokens.encode("one load")) > 0
+    assert loads == ["o200k_base"]
 
 
 # --- counting without recounting ------------------------------------------------------
