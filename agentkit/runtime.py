@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional
 
 from .context import cap, clean_observation, key_facts, looks_like_html
@@ -76,7 +77,12 @@ Count only what serves the goal, not side facts."""
 
 def words(text: str) -> frozenset:
     """Normalised content words of `text`, as a set (so word order does not count)."""
-    found = (w[:-2] if w.endswith("'s") else w for w in _WORD.findall(str(text).casefold()))
+    return _words(str(text))
+
+
+@lru_cache(maxsize=4096)  # every step re-reads earlier inputs and results, and a suite repeats its pages
+def _words(text: str) -> frozenset:
+    found = (w[:-2] if w.endswith("'s") else w for w in _WORD.findall(text.casefold()))
     return frozenset(w.replace(",", "") for w in found if w not in STOPWORDS)
 
 
