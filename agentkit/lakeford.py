@@ -89,6 +89,11 @@ def web_search(query: str, scraped: bool = False) -> str:
     Pages come back as short text; `scraped=True` returns each as a whole scraped HTML page,
     boilerplate and all. Junk pages are markup either way.
     """
+    return _web_search(str(query), bool(scraped))
+
+
+@lru_cache(maxsize=1024)  # a lookup in fixed pages, and a suite's runs send the same queries again and again
+def _web_search(query: str, scraped: bool) -> str:
     wanted = _query_words(query)
     if not wanted:
         return "error: empty search query"
