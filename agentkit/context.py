@@ -130,10 +130,15 @@ def key_facts(text: str, limit: int = 200) -> list[str]:
     A sentence whose numbers all appear in another sentence of the same text (a heading
     "Report for 2019" above "In 2019 the station recorded 660 mm") is left out.
     """
+    return list(_key_facts(str(text), limit))
+
+
+@lru_cache(maxsize=2048)  # like clean_observation: every call re-reads the facts of every older step
+def _key_facts(text: str, limit: int) -> tuple:
     sentences = [s.strip() for s in _SENTENCE.split(text)]
     numbers = [set(_NUMBER.findall(s)) for s in sentences]
-    return [cap(s, limit) for s, mine in zip(sentences, numbers)
-            if mine and not any(mine < other for other in numbers)]
+    return tuple(cap(s, limit) for s, mine in zip(sentences, numbers)
+                 if mine and not any(mine < other for other in numbers))
 
 
 _WORD = re.compile(r"[a-z]+|\d+(?:[.,]\d+)*")

@@ -89,6 +89,11 @@ def web_search(query: str, scraped: bool = False) -> str:
     Pages come back as short text; `scraped=True` returns each as a whole scraped HTML page,
     boilerplate and all. Junk pages are markup either way.
     """
+    return _web_search(str(query), bool(scraped))
+
+
+@lru_cache(maxsize=1024)  # a lookup in fixed pages, and a suite's runs send the same queries again and again
+def _web_search(query: str, scraped: bool) -> str:
     wanted = _query_words(query)
     if not wanted:
         return "error: empty search query"
@@ -106,6 +111,9 @@ def web_search(query: str, scraped: bool = False) -> str:
 def web_tools(scraped: bool = False) -> ToolExecutor:
     """Search (the Lakeford pages) and Calculate, in a fresh logging executor."""
     tools = ToolExecutor()
-    tools.register("Search", lambda q: web_search(q, scraped), "search the web pages about the town of Lakeford")
-    tools.register("Calculate", calculator, "evaluate arithmetic such as 812 + 1034")
+    # Both are local and bounded (a dict of pages, a calculator that refuses huge work), so they run
+    # inline: no worker thread per run, and a suite runs hundreds of them.
+    tools.register("Search", lambda q: web_search(q, scraped), "search the web pages about the town of Lakeford",
+                   timeout_s=None)
+    tools.register("Calculate", calculator, "evaluate arithmetic such as 812 + 1034", timeout_s=None)
     return tools

@@ -39,14 +39,16 @@ alone. Each level is injected under the step as a special Observation line,
    only when a second signal agrees (the same step's result was useless, or drift is flagged).
 
 Every intervention is appended to `agent.interventions` as `Intervention(step, instability,
-level, text)`; every checkpoint to `runtime.states`. The agent is anything with `.trace`
-(steps with action, argument, observation, executed), `.llm` and `.interventions`. One
-Runtime watches one run at a time: `begin(question)` resets it.
+level, text)`; every checkpoint to `runtime.states`; every overlap compared with `jaccard` to
+`runtime.overlaps`. The agent is anything with `.trace` (steps with action, argument, observation,
+executed), `.llm` and `.interventions`. One Runtime watches one run at a time: `begin(question)`
+resets it.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional
 
 from .context import cap, clean_observation, key_facts, looks_like_html
@@ -76,7 +78,12 @@ Count only what serves the goal, not side facts."""
 
 def words(text: str) -> frozenset:
     """Normalised content words of `text`, as a set (so word order does not count)."""
-    found = (w[:-2] if w.endswith("'s") else w for w in _WORD.findall(str(text).casefold()))
+    return _words(str(text))
+
+
+@lru_cache(maxsize=4096)  # every step re-reads earlier inputs and results, and a suite repeats its pages
+def _words(text: str) -> frozenset:
+    found = (w[:-2] if w.endswith("'s") else w for w in _WORD.findall(text.casefold()))
     return frozenset(w.replace(",", "") for w in found if w not in STOPWORDS)
 
 
@@ -170,6 +177,7 @@ class Runtime:
         """Forget the last run."""
         self.question, self.level = question, 0
         self.states: list[State] = []
+        self.overlaps: list[float] = []  # every Jaccard overlap compared with the threshold, in order
         self._topic, self._known = set(words(question)), set(words(question))
         self._facts: list[str] = []
         self._since: list[str] = []  # steps since the last checkpoint, one line each
@@ -215,6 +223,7 @@ class Runtime:
         mine = words(step.argument)
         for number, earlier in reversed(same_tool):
             overlap = jaccard(mine, words(earlier.argument))
+            self.overlaps.append(overlap)
             if overlap >= self.jaccard:
                 return REPEAT, (f"{step.action}[{cap(step.argument, 80)}] is almost the same input as "
                                 f"{earlier.action}[{cap(earlier.argument, 80)}] at step {number} "

