@@ -39,10 +39,9 @@ alone. Each level is injected under the step as a special Observation line,
    only when a second signal agrees (the same step's result was useless, or drift is flagged).
 
 Every intervention is appended to `agent.interventions` as `Intervention(step, instability,
-level, text)`; every checkpoint to `runtime.states`; every overlap compared with `jaccard` to
-`runtime.overlaps`. The agent is anything with `.trace` (steps with action, argument, observation,
-executed), `.llm` and `.interventions`. One Runtime watches one run at a time: `begin(question)`
-resets it.
+level, text)`; every checkpoint to `runtime.states`. The agent is anything with `.trace`
+(steps with action, argument, observation, executed), `.llm` and `.interventions`. One
+Runtime watches one run at a time: `begin(question)` resets it.
 """
 from __future__ import annotations
 
@@ -177,7 +176,6 @@ class Runtime:
         """Forget the last run."""
         self.question, self.level = question, 0
         self.states: list[State] = []
-        self.overlaps: list[float] = []  # every Jaccard overlap compared with the threshold, in order
         self._topic, self._known = set(words(question)), set(words(question))
         self._facts: list[str] = []
         self._since: list[str] = []  # steps since the last checkpoint, one line each
@@ -223,7 +221,6 @@ class Runtime:
         mine = words(step.argument)
         for number, earlier in reversed(same_tool):
             overlap = jaccard(mine, words(earlier.argument))
-            self.overlaps.append(overlap)
             if overlap >= self.jaccard:
                 return REPEAT, (f"{step.action}[{cap(step.argument, 80)}] is almost the same input as "
                                 f"{earlier.action}[{cap(earlier.argument, 80)}] at step {number} "

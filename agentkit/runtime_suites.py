@@ -126,34 +126,17 @@ def runtime_early_stop_review(results: list[Outcome], extra_steps: int = EXTRA_S
 
 
 def sweep(thresholds, windows, **settings) -> list[dict]:
-    """For every (window, Jaccard threshold): false kills on the legitimate suite, LLM calls on the sick suite.
-
-    The threshold acts on a run only through the overlaps its runtime compares with it (`Runtime.overlaps`),
-    and the stand-in answers by the prompt alone. So a run at one threshold is also the run at every
-    threshold that puts each of those overlaps on the same side: it is reused there, not run again.
-    """
+    """For every (window, Jaccard threshold): false kills on the legitimate suite, LLM calls on the sick suite."""
     from .runtime import Runtime
 
     sick, legit = load_suite("sick"), load_suite("legit")
     rows = []
     for window in windows:
-        runs: dict = {}  # task id -> [(low, high, outcome)]: the outcome at every threshold in (low, high]
-
-        def run(task, threshold):
-            for low, high, result in runs.get(task.id, []):
-                if low < threshold <= high:
-                    return result
-            result = outcome(task, run_task(task, Runtime(jaccard=threshold, window=window, **settings)))
-            compared = result.agent.runtime.overlaps
-            low = max((o for o in compared if o < threshold), default=0.0)
-            high = min((o for o in compared if o >= threshold), default=1.0)
-            runs.setdefault(task.id, []).append((low, high, result))
-            return result
-
         for threshold in thresholds:
-            killed = [task.id for task in legit if run(task, threshold).killed]
+            runtime = Runtime(jaccard=threshold, window=window, **settings)
+            killed = [r.task.id for r in run_suite(legit, runtime) if r.killed]
             rows.append({"window": window, "jaccard": threshold, "false_kills": len(killed), "killed": killed,
-                         "sick_calls": totals([run(task, threshold) for task in sick])["llm_calls"]})
+                         "sick_calls": totals(run_suite(sick, runtime))["llm_calls"]})
     return rows
 
 

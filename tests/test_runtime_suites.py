@@ -82,27 +82,6 @@ def test_sweep_trade_off_false_kills_fall_and_sick_calls_rise_with_the_threshold
     assert by[3, 0.9]["sick_calls"] > by[3, 0.7]["sick_calls"]
 
 
-def test_a_sweep_that_reuses_runs_gives_the_rows_of_running_every_threshold_afresh():
-    from agentkit.runtime_suites import sweep
-
-    thresholds = [0.9, 0.35, 0.5, 0.45, 1.0]  # out of order: a reused run may come from a higher threshold
-    afresh = []
-    for window in (1, 3):
-        for threshold in thresholds:
-            runtime = Runtime(jaccard=threshold, window=window)
-            killed = [r.task.id for r in run_suite(LEGIT, runtime) if r.killed]
-            afresh.append({"window": window, "jaccard": threshold, "false_kills": len(killed), "killed": killed,
-                           "sick_calls": totals(run_suite(SICK, runtime))["llm_calls"]})
-    assert sweep(thresholds, [1, 3]) == afresh
-
-
-def test_the_runtime_keeps_every_overlap_it_compared_with_its_threshold():
-    run = run_task(next(t for t in SICK if t.id == "paraphrases"), Runtime(window=2))
-    overlaps, repeats = run.runtime.overlaps, [n for n in run.interventions if n.instability == REPEAT]
-    assert repeats and len([o for o in overlaps if o >= 0.7]) == len(repeats)
-    assert all(0 <= o <= 1 for o in overlaps) and len(overlaps) <= 2 * len(run.trace)
-
-
 def test_done_when_layered_context_costs_at_most_a_quarter_of_full_replay_at_30_steps():
     task = load_suite("long")[0]
     full = run_task(task, scraped=True)
