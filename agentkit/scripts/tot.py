@@ -58,12 +58,6 @@ def _number(text: str) -> Fraction | None:
 
 
 @functools.lru_cache(maxsize=50_000)
-def _moves(state: str) -> tuple:
-    """Every legal move of the state's numbers, in a fixed order."""
-    return tuple(legal_moves(_values(state)))
-
-
-@functools.lru_cache(maxsize=50_000)
 def _reachable(state: str) -> bool:
     return bool(_values(state)) and can_make_24(_values(state))
 
@@ -72,7 +66,9 @@ def _propose(prompt: str, sees: int, errs: float, seed: int) -> str:
     state = _state(prompt)
     k = int(_K.search(prompt).group(1))
     rng = random.Random(f"{seed}|propose|{state}")
-    moves = list(_moves(state))
+    # Not cached: the proposal itself is (per prompt), and 20k cached moves cost the garbage
+    # collector more than recomputing the few states that come back with another k.
+    moves = legal_moves(_values(state))
     rng.shuffle(moves)
     lines = []
     for move in moves[:min(sees, k)]:  # only the moves it writes are written out
