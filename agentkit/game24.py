@@ -206,9 +206,10 @@ def legal_moves(numbers) -> list[Move]:
             if key in pairs:  # the same two values again (4 4 7: the two 4s with the 7)
                 continue
             pairs.add(key)
-            twins = key[:2] == key[2:]
+            twins = a == b
             rest = values[:i] + values[i + 1:j] + values[j + 1:]  # still sorted
             for swapped, op, c in _pair_results(a, b):
+                # c.numerator carries the sign: an int comparison, not a (slow) Fraction one.
                 if c.numerator < 0 or (swapped and twins):  # b - a and b / a say nothing new when a == b
                     continue
                 x, y = (b, a) if swapped else (a, b)

@@ -143,7 +143,7 @@ def _proposal(sees: int, errs: float, seed: int, prompt: str) -> str:
 
 @functools.lru_cache(maxsize=200_000)
 def _reply_and_usage(skill: tuple, messages: tuple) -> tuple[str, tuple] | None:
-    """What the stand-in at `skill` answers to these (role, content) pairs: (reply, (prompt tokens, reply tokens, note))."""
+    """The stand-in's reply to these (role, content) pairs, and (prompt tokens, reply tokens, ledger note)."""
     answer = _answer(skill, prompt_text([{"content": content} for _, content in messages]))
     if answer is None:
         return None
