@@ -19,6 +19,7 @@ value is a `fractions.Fraction`, never a float, so 8 / (3 - 8/3) is exactly 24.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import json
 import operator
@@ -196,7 +197,7 @@ def _pair_results(a: Fraction, b: Fraction):
 
 def legal_moves(numbers) -> list[Move]:
     """Every distinct next step with a non-negative result, in a fixed order."""
-    values = sorted(Fraction(n) for n in numbers)
+    values = sorted(n if type(n) is Fraction else Fraction(n) for n in numbers)  # a Fraction is immutable: reuse it
     pairs, moves = set(), []
     for i in range(len(values)):
         for j in range(i + 1, len(values)):
@@ -205,12 +206,16 @@ def legal_moves(numbers) -> list[Move]:
             if key in pairs:  # the same two values again (4 4 7: the two 4s with the 7)
                 continue
             pairs.add(key)
-            rest = values[:i] + values[i + 1:j] + values[j + 1:]
+            twins = a == b
+            rest = values[:i] + values[i + 1:j] + values[j + 1:]  # still sorted
             for swapped, op, c in _pair_results(a, b):
-                if c < 0 or (swapped and a == b):  # b - a and b / a say nothing new when a == b
+                # c.numerator carries the sign: an int comparison, not a (slow) Fraction one.
+                if c.numerator < 0 or (swapped and twins):  # b - a and b / a say nothing new when a == b
                     continue
                 x, y = (b, a) if swapped else (a, b)
-                moves.append(Move(x, op, y, c, tuple(sorted(rest + [c]))))
+                left = rest.copy()
+                bisect.insort(left, c)  # as sorted(rest + [c]), with fewer (slow) Fraction comparisons
+                moves.append(Move(x, op, y, c, tuple(left)))
     return moves
 
 

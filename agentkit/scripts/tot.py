@@ -24,7 +24,7 @@ import re
 from fractions import Fraction
 
 from .. import tokens
-from ..game24 import NUMBER, can_make_24, fmt, fmt_all, legal_moves, parse_number
+from ..game24 import NUMBER, can_make_24, fmt, legal_moves, parse_number
 from ..llm import Rule, ScriptedLLM, prompt_text
 from ..tot import PROPOSE_MARKER, VALUE_MARKER
 
@@ -46,14 +46,15 @@ def _state(prompt: str) -> str:
 @functools.lru_cache(maxsize=50_000)
 def _values(state: str) -> tuple[Fraction, ...]:
     """The numbers as fractions; none at all if one of them is not a number (such as 4/0)."""
-    values = [parse_number(n) for n in state.split()]
+    values = [_number(n) for n in state.split()]
     return () if None in values else tuple(sorted(values))
 
 
-@functools.lru_cache(maxsize=50_000)
-def _written_moves(state: str) -> tuple[tuple, ...]:
-    """(move, the line that writes it) for every legal move, in a fixed order."""
-    return tuple((m, f"{m} (left: {' '.join(map(fmt, m.left))})") for m in legal_moves(_values(state)))
+# Thousands of states share a few dozen numbers: one Fraction each, not one per state, is
+# quicker to parse and leaves less for the garbage collector to walk through.
+@functools.lru_cache(maxsize=10_000)
+def _number(text: str) -> Fraction | None:
+    return parse_number(text)
 
 
 @functools.lru_cache(maxsize=50_000)
@@ -65,25 +66,29 @@ def _propose(prompt: str, sees: int, errs: float, seed: int) -> str:
     state = _state(prompt)
     k = int(_K.search(prompt).group(1))
     rng = random.Random(f"{seed}|propose|{state}")
-    moves = list(_written_moves(state))
+    # Not cached: the proposal itself is (per prompt), and 20k cached moves cost the garbage
+    # collector more than recomputing the few states that come back with another k.
+    moves = legal_moves(_values(state))
     rng.shuffle(moves)
     lines = []
-    for move, line in moves[:min(sees, k)]:
+    for move in moves[:min(sees, k)]:  # only the moves it writes are written out
+        c, left = move.c, move.left
         if rng.random() < errs:  # a slip: the result is off by one
-            c = move.c + 1 if move.c < 1 or rng.random() < 0.5 else move.c - 1
-            left = list(move.left)
-            left.remove(move.c)
-            line = f"{fmt(move.a)} {move.op} {fmt(move.b)} = {fmt(c)} (left: {fmt_all(sorted(left + [c]))})"
-        lines.append(line)
+            c = c + 1 if c < 1 or rng.random() < 0.5 else c - 1
+            rest = list(move.left)
+            rest.remove(move.c)
+            left = sorted(rest + [c])
+        lines.append(f"{fmt(move.a)} {move.op} {fmt(move.b)} = {fmt(c)} (left: {' '.join(map(fmt, left))})")
     return "\n".join(lines)
 
 
 def _judge(prompt: str, noise: float, seed: int) -> str:
     state = _state(prompt)
-    judge = _JUDGE.search(prompt)
-    rng = random.Random(f"{seed}|judge {judge.group(1) if judge else 1}|{state}")
-    if rng.random() < noise:
-        return rng.choice(LABELS)
+    if noise:  # a noiseless judge never draws: no need to seed its Random
+        judge = _JUDGE.search(prompt)
+        rng = random.Random(f"{seed}|judge {judge.group(1) if judge else 1}|{state}")
+        if rng.random() < noise:
+            return rng.choice(LABELS)
     return "sure" if _reachable(state) else "impossible"
 
 
@@ -137,14 +142,14 @@ def _proposal(sees: int, errs: float, seed: int, prompt: str) -> str:
 
 
 @functools.lru_cache(maxsize=200_000)
-def _reply_and_usage(skill: tuple, messages: tuple) -> tuple[str, dict] | None:
-    """What the stand-in at `skill` answers to these (role, content) pairs, with exact token counts."""
+def _reply_and_usage(skill: tuple, messages: tuple) -> tuple[str, tuple] | None:
+    """The stand-in's reply to these (role, content) pairs, and (prompt tokens, reply tokens, ledger note)."""
     answer = _answer(skill, prompt_text([{"content": content} for _, content in messages]))
     if answer is None:
         return None
     reply, note = answer
-    prompt_tokens = _prompt_tokens(messages)
-    return reply, {"prompt_tokens": prompt_tokens, "completion_tokens": _reply_tokens(reply), "note": note}
+    # Plain values, not a dict: a cache of tuples of text and numbers is one the garbage collector skips.
+    return reply, (_prompt_tokens(messages), _reply_tokens(reply), note)
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -176,8 +181,8 @@ class Game24StandIn(ScriptedLLM):
             known = None
         if known is None:  # not this chapter's prompt, or an unusual message: the plain ScriptedLLM way
             return super()._complete(messages, temperature)
-        reply, usage = known
-        return reply, dict(usage)
+        reply, (prompt_tokens, completion_tokens, note) = known
+        return reply, {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "note": note}
 
 
 def stand_in(sees: int = 10, errs: float = 0.05, noise: float = 0.25, seed: int = 0) -> Game24StandIn:
