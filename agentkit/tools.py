@@ -23,6 +23,7 @@ import queue
 import re
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -285,7 +286,8 @@ class _Worker:
 
     def __init__(self) -> None:
         self.requests: queue.SimpleQueue = queue.SimpleQueue()
-        threading.Thread(target=self._serve, daemon=True, name="agentkit-tool").start()
+        self.thread = threading.Thread(target=self._serve, daemon=True, name="agentkit-tool")
+        self.thread.start()
 
     def _serve(self) -> None:
         while (request := self.requests.get()) is not None:
@@ -372,7 +374,12 @@ class ToolExecutor:
 
     def _on_worker(self, tool: Tool, argument: str) -> str:
         with self._worker_lock:
-            worker = self._worker = self._worker or _Worker()
+            if self._worker is None:
+                self._worker = _Worker()
+                # An idle worker would wait for calls forever: without this, every executor a notebook
+                # ever made would keep a thread, hundreds of them after a batch of runs.
+                weakref.finalize(self, self._worker.abandon)
+            worker = self._worker
         try:
             output, error = worker.run(tool, argument, tool.timeout_s)
         except (queue.Empty, KeyboardInterrupt) as stop:

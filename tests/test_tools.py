@@ -364,6 +364,22 @@ def test_a_hanging_tool_is_given_up_after_its_timeout_and_logged():
         release.set()
 
 
+def test_an_executor_that_is_gone_leaves_no_thread_behind():
+    import gc
+    import threading
+
+    before = set(threading.enumerate())
+    tools = ToolExecutor()
+    tools.register("Echo", lambda text: text, "repeat", timeout_s=5)
+    assert tools.run("Echo", "hi") == "hi"
+    [worker] = set(threading.enumerate()) - before  # the thread that ran the call waits for the next one
+
+    del tools
+    gc.collect()
+    worker.join(timeout=5)
+    assert not worker.is_alive()
+
+
 def test_a_50_mb_output_is_cut_with_a_line_saying_how_much():
     from agentkit.tools import MAX_OUTPUT_CHARS
 
