@@ -15,7 +15,6 @@ from pathlib import Path
 
 import mistune
 import nbformat
-from nbconvert import HTMLExporter
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,6 +43,8 @@ def title_and_goals(nb) -> tuple[str, str]:
 
 def build(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
+    from nbconvert import HTMLExporter  # here: the tests import this module for its helpers, and nbconvert costs ~0.4 s
+
     exporter = HTMLExporter(template_name="lab")
     rows, pages = [], []
     for path in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
