@@ -40,6 +40,33 @@ def pytest_collection_modifyitems(items):
     items.sort(key=rank)  # stable: each file's own order is kept
 
 
+class _FormattedWhenLogged:
+    """pprint.pformat(obj), computed only if a log record is really written."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __str__(self):
+        import pprint
+
+        return pprint.pformat(self.obj)
+
+
+def _lazy_nbval_debug_log():
+    """nbval logs every kernel message with logger.debug("...%s", pformat(msg)): the message, charts in
+    base64 included, is pretty-printed even when debug logging is off, about 1 s of CPU per two notebooks.
+    Formatting it only when the record is written changes nothing else."""
+    try:
+        import nbval.kernel
+    except ImportError:
+        return
+    if getattr(nbval.kernel, "pformat", None) is not None:
+        nbval.kernel.pformat = _FormattedWhenLogged
+
+
+_lazy_nbval_debug_log()
+
+
 @pytest.fixture(autouse=True)
 def no_figure_left_open():
     """Close what a test left open: the next test in the same worker may count the open figures."""
