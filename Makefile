@@ -43,7 +43,8 @@ OFFLINE := AP_MODE=fake LLM_API_KEY=
 
 ## Every test: pytest for agentkit, and nbval re-executing every notebook (without make: python -m pytest).
 # Three workers on two cores: many tests wait (notebook kernels starting, MCP and llama.cpp child processes,
-# sandbox clocks), and a third worker keeps both cores busy meanwhile (57.5 s against 68.8 s with two, measured).
+# sandbox clocks), and a third worker keeps both cores busy meanwhile (59.2 s and 57.6 s against 62.5 s and 65.2 s
+# with two, alternated on 2026-12-02).
 # Bytecode first: where PYTHONDONTWRITEBYTECODE is set, every worker and every notebook kernel would otherwise
 # compile agentkit from source again (they can still read what compileall writes).
 test: $(TEST_STAMP)
