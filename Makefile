@@ -47,9 +47,11 @@ OFFLINE := AP_MODE=fake LLM_API_KEY=
 # with two, alternated on 2026-12-02).
 # Bytecode first: where PYTHONDONTWRITEBYTECODE is set, every worker and every notebook kernel would otherwise
 # compile agentkit from source again (they can still read what compileall writes).
+# PYTHONDONTWRITEBYTECODE emptied for pytest: it also forbids pytest's cache of rewritten test modules (tests/__pycache__),
+# which every worker otherwise rebuilds on every run (~2 s of CPU each; a fresh clone pays it once).
 test: $(TEST_STAMP)
 	$(PY) -m compileall -q agentkit
-	$(OFFLINE) $(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder
+	$(OFFLINE) PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder
 
 ## The test command under every supported Python installed here (one venv each: .venv-3.11, ...).
 test-pythons:
