@@ -60,6 +60,21 @@ WRONG = [
 ]
 
 
+def ids_of(chapter: str) -> set[str]:
+    """Every exercise and question the registry holds for one chapter ("03" and "03b" apart)."""
+    exercises._load(chapter)
+    return {i for i in [*exercises.REGISTRY.exercises, *exercises.REGISTRY.questions] if i.split(".")[0] == chapter}
+
+
+def each_has_a_solution_and_a_wrong_answer(chapter: str, wrong) -> set[str]:
+    """Assert that every exercise and question of `chapter` has a worked solution and a typical wrong
+    answer among `wrong` ((id, answer, hint) rows); return their ids."""
+    ids = ids_of(chapter)
+    assert ids and ids == set(solutions(chapter))
+    assert ids == {id for id, _, _ in wrong if id.split(".")[0] == chapter}
+    return ids
+
+
 def fails_with_hint(id: str, wrong, hint: str) -> None:
     """A typical wrong answer: the check says "wrong" and gives the hint meant for that mistake."""
     verdict = answer(id, wrong)
@@ -78,9 +93,7 @@ def test_every_worked_solution_passes_its_check(id, chapter):
 
 @pytest.mark.parametrize("chapter", exercises.CHAPTERS)
 def test_every_exercise_and_question_of_every_chapter_has_a_worked_solution(chapter):
-    exercises._load(chapter)
-    ids = {i for i in list(exercises.REGISTRY.exercises) + list(exercises.REGISTRY.questions)
-           if i.split(".")[0] == chapter}
+    ids = ids_of(chapter)
     assert ids and ids == set(solutions(chapter))
 
 
@@ -90,10 +103,8 @@ def test_a_typical_wrong_answer_fails_with_the_hint_meant_for_it(id, wrong, hint
 
 
 def test_every_exercise_and_question_has_a_solution_and_a_wrong_answer_tested():
-    exercises._load("03")
-    ids = {i for i in list(exercises.REGISTRY.exercises) + list(exercises.REGISTRY.questions) if i.startswith("03.")}
-    assert ids == set(solutions("03"))
-    assert ids == {id for id, _, _ in WRONG}
+    each_has_a_solution_and_a_wrong_answer("03", WRONG)
+    assert {id for id, _, _ in WRONG} == ids_of("03")
     kinds = {e.kind for e in exercises.REGISTRY.exercises.values() if e.id.startswith("03.")}
     assert kinds == {"predict", "build", "break"}
 
