@@ -115,6 +115,12 @@ class LocalServer:
                 break
         if "address" not in status:
             reason = status.get("error", "the server process ended before it was ready")
+            # llama.cpp logs from its own thread: the log is complete only once the child has exited.
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
             tail = self.log_tail()
             self.stop()
             raise LLMError(f"The local llama.cpp server did not start: {reason}. Its log:\n{tail}")
