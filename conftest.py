@@ -7,8 +7,11 @@ first and short ones last lets the short ones fill whichever worker frees up fir
 """
 import os
 import sys
+from pathlib import Path
 
 import pytest
+
+from tests import warm_kernels
 
 # The test command's settings, with make or without (python -m pytest): the offline stand-in and
 # no key, whatever the shell or a .env says, so a learner's settings never change what is compared.
@@ -23,7 +26,8 @@ REAL_MODEL = "05_reflection.ipynb"
 # Test files that take a few seconds (every panel clicked; a second Python with its own
 # llama.cpp server; dozens of sandboxed processes).
 SLOW_TEST_FILES = ("test_widgets.py", "test_local_model.py", "test_sandbox.py", "test_wasm_sandbox.py",
-                   "test_mcp.py", "test_world.py", "test_memory.py", "test_packaging.py", "test_replay.py")
+                   "test_mcp.py", "test_world.py", "test_memory.py", "test_packaging.py", "test_replay.py",
+                   "test_warm_kernels.py")
 
 
 def pytest_collection_modifyitems(items):
@@ -38,6 +42,19 @@ def pytest_collection_modifyitems(items):
         return 3
 
     items.sort(key=rank)  # stable: each file's own order is kept
+
+
+warm_kernels.install()
+
+
+def pytest_configure(config):
+    """Every notebook's kernel is forked from one warm parent (tests/warm_kernels.py). It starts here,
+    before pytest-xdist starts its workers (they inherit its address), so its imports overlap theirs."""
+    if hasattr(config, "workerinput"):
+        return
+    paths = [Path(arg.split("::")[0]) for arg in config.args]
+    if any(path.suffix == ".ipynb" or (path.is_dir() and next(path.rglob("*.ipynb"), None)) for path in paths):
+        warm_kernels.start()
 
 
 class _FormattedWhenLogged:

@@ -1,0 +1,90 @@
+"""The test command's notebook kernels, forked from a warm parent (tests/warm_kernels.py).
+
+A forked kernel must be what nbval would otherwise start: the kernel command it was given, in
+the cwd and environment asked for, writing to the stderr asked for, stopped and gone when nbval
+shuts it down. Only the preloaded third-party modules may differ, and never agentkit.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests import warm_kernels
+
+pytestmark = pytest.mark.skipif(not warm_kernels.available(), reason="warm kernels are for Linux with pidfd")
+
+PROBE = """
+import json, os, sys
+print(json.dumps({"cwd": os.getcwd(), "marker": os.environ.get("WARM_KERNEL_MARKER"), "ppid": os.getppid(),
+                  "sid": os.getsid(0), "pid": os.getpid(), "argv": sys.argv[1:],
+                  "preloaded": "matplotlib.pyplot" in sys.modules, "agentkit": "agentkit" in sys.modules}))
+print("to the kernel's stderr", file=sys.__stderr__, flush=True)
+"""
+
+
+def parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.fixture(scope="module")
+def warm_parent():
+    warm_kernels.install()
+    warm_kernels.start()  # a no-op when the test command has started it already
+    return os.environ[warm_kernels.SOCKET_VARIABLE]
+
+
+def test_a_forked_kernel_runs_where_and_as_nbval_asked_and_is_gone_after_shutdown(warm_parent, tmp_path):
+    from nbval.kernel import CURRENT_ENV_KERNEL_NAME, start_new_kernel
+
+    stderr = open(tmp_path / "kernel.err", "w")
+    env = dict(os.environ, WARM_KERNEL_MARKER="asked-for")
+    km, kc = start_new_kernel(kernel_name=CURRENT_ENV_KERNEL_NAME, cwd=str(tmp_path), env=env, stderr=stderr)
+    stderr.close()
+    kernel = km.provisioner.process
+    try:
+        assert isinstance(kernel, warm_kernels.ForkedKernel)
+        lines = []
+        kc.execute_interactive(PROBE, timeout=30, output_hook=lambda msg: lines.append(msg["content"].get("text", "")))
+        seen = json.loads("".join(lines))
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)
+
+    assert seen["cwd"] == str(tmp_path) and seen["marker"] == "asked-for"
+    assert seen["argv"][0] == "-f" and seen["argv"][1] == km.connection_file
+    assert seen["sid"] == seen["pid"]  # its own session, as jupyter_client's launch_kernel gives it
+    assert seen["ppid"] != os.getpid()  # a child of the warm parent, not of this worker
+    assert seen["preloaded"] and not seen["agentkit"]
+    assert "to the kernel's stderr" in (tmp_path / "kernel.err").read_text()
+    assert kernel.poll() is not None
+    assert not os.path.exists(f"/proc/{seen['pid']}")  # ended and reaped by its parent: no zombie
+
+
+def test_a_kernel_killed_from_outside_is_seen_dead_and_a_shutdown_still_ends_cleanly(warm_parent, tmp_path):
+    from nbval.kernel import CURRENT_ENV_KERNEL_NAME, start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name=CURRENT_ENV_KERNEL_NAME, cwd=str(tmp_path), stderr=subprocess.DEVNULL)
+    kernel = km.provisioner.process
+    assert km.is_alive() and parent_of(kernel.pid) != os.getpid()
+    os.kill(kernel.pid, 9)
+    kernel.wait(timeout=10)
+    assert not km.is_alive()
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)  # nothing left to signal: no error
+
+
+@pytest.mark.parametrize("cmd, streams, warm", [
+    ([sys.executable, "-m", "ipykernel_launcher", "-f", "k.json"], {}, True),
+    ([sys.executable, "-m", "ipykernel_launcher", "-f", "k.json"], {"stderr": subprocess.DEVNULL}, True),
+    ([sys.executable, "-m", "ipykernel_launcher", "-f", "k.json"], {"stdout": subprocess.PIPE}, False),
+    (["/another/python", "-m", "ipykernel_launcher", "-f", "k.json"], {}, False),
+    ([sys.executable, "-m", "another_kernel", "-f", "k.json"], {}, False),
+])
+def test_only_this_pythons_ipykernel_without_pipes_is_forked(cmd, streams, warm, monkeypatch):
+    monkeypatch.setenv(warm_kernels.SOCKET_VARIABLE, "/nowhere.sock")
+    assert warm_kernels.forkable(cmd, streams) is warm
+    monkeypatch.setenv("AGENTKIT_COLD_KERNELS", "1")
+    assert warm_kernels.forkable(cmd, streams) is False
