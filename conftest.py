@@ -1,9 +1,7 @@
-"""Hand out the longest files first, so pytest-xdist's workers finish together.
+"""Hand out the longest files first, so pytest-xdist's workers finish together; fork notebook kernels warm.
 
-With `--dist loadfile` a worker takes a whole file at a time, in collection order. Measured
-under `make test` (wall time, a kernel's start-up included): the longest notebooks (05, 07, 08,
-11, 12) 4-9 s, the others 2-4 s, the slow test files 3-6 s, most test files under 1 s. Long units
-first and short ones last lets the short ones fill whichever worker frees up first.
+With `--dist loadfile` a worker takes a whole file at a time, in collection order: long units first
+and short ones last lets the short ones fill whichever worker frees up first.
 """
 import os
 import sys
@@ -21,25 +19,22 @@ os.environ["LLM_API_KEY"] = ""
 # A learner's saved exercise progress never changes what is compared: under tests it stays in the kernel.
 os.environ["AGENTKIT_PROGRESS"] = "off"
 
-# The longest notebook: model-written code run in the WebAssembly sandbox, timings included.
-REAL_MODEL = "05_reflection.ipynb"
-# Test files that take a few seconds (every panel clicked; a second Python with its own
-# llama.cpp server; dozens of sandboxed processes).
-SLOW_TEST_FILES = ("test_widgets.py", "test_local_model.py", "test_sandbox.py", "test_wasm_sandbox.py",
-                   "test_mcp.py", "test_world.py", "test_memory.py", "test_packaging.py", "test_replay.py",
-                   "test_warm_kernels.py")
+# The files that take 2 s or more, longest first, measured under `make test` on 2026-12-02 (wall time, a
+# notebook's kernel start included): 4-7 s for the first thirteen, 2-4 s for the others. Every other file
+# follows in collection order: most take well under a second and fill whichever worker frees up first.
+LONGEST_FIRST = ("07_tree_of_thoughts.ipynb", "05_reflection.ipynb", "08_runtime_guards.ipynb", "test_mcp.py",
+                 "test_tokens.py", "test_local_model.py", "12_tools_that_change_the_world.ipynb",
+                 "11_real_models_and_tool_calling.ipynb", "test_wasm_sandbox.py", "test_widgets.py",
+                 "test_loopback.py", "test_sandbox.py", "test_packaging.py", "09_hybrids_and_cost.ipynb",
+                 "test_memory.py", "test_real_client.py", "test_course_tools.py", "10_evaluation.ipynb",
+                 "06_reflexion.ipynb", "13_memory_in_tiers.ipynb", "02_react.ipynb", "03_when_react_loops.ipynb",
+                 "04_plan_and_execute.ipynb", "test_tools.py", "test_exercises.py")
 
 
 def pytest_collection_modifyitems(items):
     def rank(item):
-        path = str(item.fspath)
-        if path.endswith(REAL_MODEL):
-            return 0
-        if path.endswith(".ipynb"):
-            return 1  # a kernel each, then every cell
-        if path.endswith(SLOW_TEST_FILES):
-            return 2
-        return 3
+        name = item.fspath.basename
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: each file's own order is kept
 

@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import warnings
 
 from jupyter_client.provisioning import LocalProvisioner
 
@@ -246,6 +247,9 @@ if __name__ == "__main__":
     # ipykernel reads its parent's pid from the environment at import: this parent is the kernels'.
     os.environ["JPY_PARENT_PID"] = str(os.getpid())
     _preload()
+    # numpy's OpenBLAS keeps a thread, so Python 3.12+ warns on every fork. OpenBLAS stops its threads
+    # around fork (pthread_atfork) and starts them again in the child when needed: the warning does not apply.
+    warnings.filterwarnings("ignore", r"This process .* is multi-threaded", DeprecationWarning)
     # What was imported is never collected: a kernel's collections then skip it, and leave its
     # memory pages shared with this parent instead of copying them (the gc module's advice for fork).
     gc.freeze()
