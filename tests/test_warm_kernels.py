@@ -88,3 +88,23 @@ def test_only_this_pythons_ipykernel_without_pipes_is_forked(cmd, streams, warm,
     assert warm_kernels.forkable(cmd, streams) is warm
     monkeypatch.setenv("AGENTKIT_COLD_KERNELS", "1")
     assert warm_kernels.forkable(cmd, streams) is False
+
+
+def test_with_its_warm_parent_gone_a_kernel_starts_the_usual_way_and_says_so(tmp_path, monkeypatch):
+    import asyncio
+
+    from jupyter_client.provisioning import LocalProvisioner
+
+    started = []
+
+    async def usual_launch(self, cmd, **kwargs):
+        started.append(cmd)
+        return {}
+
+    monkeypatch.setattr(LocalProvisioner, "launch_kernel", usual_launch)
+    monkeypatch.setenv(warm_kernels.SOCKET_VARIABLE, str(tmp_path / "gone.sock"))
+    provisioner = warm_kernels.WarmKernelProvisioner(kernel_id="k", kernel_spec=None, parent=None)
+    cmd = [sys.executable, "-m", "ipykernel_launcher", "-f", "k.json"]
+    with pytest.warns(UserWarning, match="No warm kernel parent.*starts the usual way"):
+        asyncio.run(provisioner.launch_kernel(cmd))
+    assert started == [cmd] and provisioner.process is None

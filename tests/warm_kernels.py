@@ -124,9 +124,13 @@ class WarmKernelProvisioner(LocalProvisioner):
         if not forkable(cmd, kwargs):
             return await super().launch_kernel(cmd, **kwargs)
         streams = [_fd(kwargs.get("stdout"), 1), _fd(kwargs.get("stderr"), 2)]
-        with open(os.devnull, "wb") as null:
-            streams = [null.fileno() if fd == subprocess.DEVNULL else fd for fd in streams]
-            pid = fork_kernel(cmd, dict(kwargs.get("env") or os.environ), kwargs.get("cwd"), *streams)
+        try:
+            with open(os.devnull, "wb") as null:
+                streams = [null.fileno() if fd == subprocess.DEVNULL else fd for fd in streams]
+                pid = fork_kernel(cmd, dict(kwargs.get("env") or os.environ), kwargs.get("cwd"), *streams)
+        except (OSError, RuntimeError) as e:  # the warm parent died: this notebook still runs, only slower
+            warnings.warn(f"No warm kernel parent ({e}); this kernel starts the usual way.", stacklevel=1)
+            return await super().launch_kernel(cmd, **kwargs)
         self.process = ForkedKernel(pid)
         self.pid = self.pgid = pid  # it leads its own session, as launch_kernel's start_new_session does
         self.cwd = kwargs.get("cwd", os.getcwd())
