@@ -6,6 +6,7 @@ Exits 1 on an import circle or an arrow that points up the layers (see LAYERS an
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -35,26 +36,38 @@ def module_names() -> dict[str, Path]:
     return names
 
 
+@functools.lru_cache(maxsize=None)
+def _import_statements(path: Path, stamp: tuple[int, int]) -> list[tuple[int, str | None, tuple[str, ...]]]:
+    """(level, module, names) of every import in the file; parsed once per version of the file (`stamp`)."""
+    statements = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            statements.append((node.level, node.module, tuple(alias.name for alias in node.names)))
+        elif isinstance(node, ast.Import):
+            statements += [(-1, alias.name, ()) for alias in node.names]
+    return statements
+
+
 def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     """The agentkit modules `name` imports (relative or absolute, anywhere in the file)."""
     package = name.split(".") if path.name == "__init__.py" and name != "__init__" else name.split(".")[:-1]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            elif (node.module or "").startswith("agentkit"):
-                target = node.module.removeprefix("agentkit").lstrip(".")
-            else:
-                continue
-            for alias in node.names:
-                candidate = f"{target}.{alias.name}" if target else alias.name
-                found.add(candidate if candidate in known else (target or "__init__"))
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.startswith("agentkit"):
-                    found.add(alias.name.removeprefix("agentkit").lstrip(".") or "__init__")
+    status = path.stat()
+    for level, module, names in _import_statements(path, (status.st_mtime_ns, status.st_size)):
+        if level == -1:  # import agentkit.x
+            if module.startswith("agentkit"):
+                found.add(module.removeprefix("agentkit").lstrip(".") or "__init__")
+            continue
+        if level:
+            base = package[: len(package) - (level - 1)]
+            target = ".".join(base + ([module] if module else []))
+        elif (module or "").startswith("agentkit"):
+            target = module.removeprefix("agentkit").lstrip(".")
+        else:
+            continue
+        for alias in names:
+            candidate = f"{target}.{alias}" if target else alias
+            found.add(candidate if candidate in known else (target or "__init__"))
     found.discard(name)
     return {m for m in found if m in known}
 
