@@ -11,9 +11,9 @@ already imported. agentkit is never preloaded: each notebook imports it afresh, 
 starts clean.
 
 It plugs in through jupyter_client's own extension point, a kernel provisioner. Where fork is
-unsafe or unavailable (Windows, macOS), where pidfd_open fails (Linux before 5.3, some containers), for
-any command other than
-this Python's ipykernel launcher, or with AGENTKIT_COLD_KERNELS=1, kernels start the usual way.
+unsafe or unavailable (Windows, macOS), where pidfd_open fails (Linux before 5.3, some containers),
+for any command other than this Python's ipykernel launcher, or with AGENTKIT_COLD_KERNELS=1,
+kernels start the usual way.
 """
 import atexit
 import functools
