@@ -28,6 +28,7 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml tools/install.p
 # The test tools, only when make test first needs them: make lab does without.
 $(TEST_STAMP): requirements-test.txt $(STAMP)
 	$(PY) -m pip install -r requirements-test.txt
+	$(PY) tools/install.py --hypothesis-table
 	touch $(TEST_STAMP)
 
 ## Open the course in JupyterLab. As root (containers, cloud notebooks) it adds --allow-root.

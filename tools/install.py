@@ -21,7 +21,17 @@ def pip_install(*args):
     subprocess.check_call(command, cwd=ROOT)
 
 
+# Hypothesis builds its tables of Unicode (categories, and the characters UTF-8 can encode) the first time a
+# test draws text, about 2.5 s of CPU in each process that gets there before the tables are written, and keeps
+# them in .hypothesis/: built once with the test tools, like the WebAssembly interpreter below.
+HYPOTHESIS_TABLE = ("import warnings; warnings.simplefilter('ignore'); from hypothesis import strategies as st; "
+                    "st.text().example()")
+
+
 def main(argv):
+    if "--hypothesis-table" in argv:
+        print("+ building Hypothesis's Unicode tables once (kept in .hypothesis/)", flush=True)
+        return subprocess.call([sys.executable, "-c", HYPOTHESIS_TABLE], cwd=ROOT)
     if check_python.main() != 0:
         return 1
     extras = "course,test" if "--test" in argv else "course"
@@ -32,6 +42,9 @@ def main(argv):
     print("+ compiling the WebAssembly sandbox's interpreter once (cached)", flush=True)
     subprocess.check_call([sys.executable, "-c", "from agentkit.wasm_module import engine_and_module; "
                                                  "engine_and_module()"], cwd=ROOT)
+    if "--test" in argv:
+        print("+ building Hypothesis's Unicode tables once (kept in .hypothesis/)", flush=True)
+        subprocess.check_call([sys.executable, "-c", HYPOTHESIS_TABLE], cwd=ROOT)
     return 0
 
 
