@@ -71,7 +71,7 @@ course-local: setup
 course-real: setup
 	$(PY) tools/run_course.py --mode real-loopback $(NB_ARGS)
 
-## Record a notebook's real-model calls into the cassette the course replays offline (agentkit/data/cassettes/):
+## Record a notebook's real-model calls into the cassette the course replays offline (data/cassettes/):
 ## make record NB=notebooks/03b_real_model.ipynb   (SmolLM2 on llama.cpp; MODE=real: your hosted model's LLM_* settings)
 .PHONY: record
 record: setup

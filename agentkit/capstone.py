@@ -1,6 +1,6 @@
 """The capstone: your agent on tasks no chapter used, with the stand-in's errors turned up, under a token budget.
 
-The rules: the 16 held-out tasks of agentkit/data/capstone_tasks.jsonl (four of each category),
+The rules: the 16 held-out tasks of data/capstone_tasks.jsonl (four of each category),
 `NoisyTaskLLM` at an error rate of RATE per reply on each knob, the seeds SEEDS, and a mean of at
 most BUDGET tokens per task. An agent is a function `build(llm) -> agent` (anything with
 `.run(question)` and the ledgers the harness reads); the chapter 10 harness scores it, and

@@ -8,9 +8,9 @@ not one trained for retrieval; chapter 13 measures what that costs.
 
 Embedding a whole store takes minutes on two cores, so the course's texts are embedded once:
 
-    python -m agentkit.embeddings      # re-embeds every text of agentkit/data/memory_*.json
+    python -m agentkit.embeddings      # re-embeds every text of data/memory_*.json
 
-writes `agentkit/data/memory_vectors.npz` (float16, keyed by each text's SHA-256), and
+writes `data/memory_vectors.npz` (float16, keyed by each text's SHA-256), and
 `ShippedEmbeddings` reads it back with no model at all. A text it does not hold raises
 `NotEmbeddedError`, naming that command; `LocalEmbeddings` embeds any text live.
 Both show a tqdm progress bar when asked to embed many texts.
@@ -141,7 +141,7 @@ def course_texts() -> list[str]:
 
 
 def main() -> None:
-    """Embed every course text with the real model and write agentkit/data/memory_vectors.npz."""
+    """Embed every course text with the real model and write data/memory_vectors.npz."""
     from pathlib import Path
 
     texts = list(dict.fromkeys(course_texts()))

@@ -13,8 +13,8 @@ value is a `fractions.Fraction`, never a float, so 8 / (3 - 8/3) is exactly 24.
   runs the text: it walks Python's parse tree of it.
 - `legal_moves(numbers)` lists every next step "a op b = c" with a non-negative result.
 - `can_make_24(numbers)` answers whether the numbers left can still make 24 (memoised).
-- `count_ways` and `find_solution` are what `agentkit/data/make_game24.py` writes into
-  `agentkit/data/game24.jsonl`; `load_puzzles` and `hardest` read it back.
+- `count_ways` and `find_solution` are what `data/make_game24.py` writes into
+  `data/game24.jsonl`; `load_puzzles` and `hardest` read it back.
 """
 from __future__ import annotations
 
@@ -305,7 +305,7 @@ def find_solution(numbers, integers_only: bool = False) -> Optional[str]:
 
 
 def load_puzzles(path: Path | str | None = None) -> list[dict]:
-    """Every solvable puzzle in agentkit/data/game24.jsonl, in the file's order."""
+    """Every solvable puzzle in data/game24.jsonl, in the file's order."""
     lines = (Path(path) if path else DATA_FILE).read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 

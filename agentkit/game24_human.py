@@ -1,7 +1,7 @@
 """The Tree of Thoughts paper's Game of 24 data: how long people took on each puzzle, and the paper's test set.
 
 The authors ranked the 1,362 solvable puzzles by the average time people needed to solve them
-(agentkit/data/tot_game24/, MIT licence, attribution in its README). Their test set is ranks
+(data/tot_game24/, MIT licence, attribution in its README). Their test set is ranks
 901-1000: hard for people, which is not the course's own difficulty order (fractions first, then
 fewest ways), so `spearman` says how far the two orders agree.
 """

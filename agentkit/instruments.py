@@ -13,7 +13,7 @@ structure of a paradigm, nothing about a model. `NoisyTaskLLM(rate)` turns four 
 Each knob fires on a reply with its own probability, drawn from a hash of (seed, knob, prompt):
 the same prompt under the same seed always gets the same reply, so runs are reproducible and
 workers cannot disturb them. `sweep()` runs the paradigms over rates and seeds;
-`python -m agentkit.instruments` writes its figures to agentkit/data/instrument_sweep.json.
+`python -m agentkit.instruments` writes its figures to data/instrument_sweep.json.
 """
 from __future__ import annotations
 
@@ -181,7 +181,9 @@ def main(argv: Optional[list] = None) -> int:
     from pathlib import Path
 
     parser = argparse.ArgumentParser(prog="python -m agentkit.instruments", description=main.__doc__)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data" / "instrument_sweep.json")
+    from .data import DATA_DIR
+
+    parser.add_argument("--out", type=Path, default=Path(str(DATA_DIR / "instrument_sweep.json")))
     args = parser.parse_args(argv)
     rows = sweep(progress=True)
     args.out.write_text(json.dumps({"rates": list(RATES), "seeds": list(SEEDS), "knobs": list(KNOBS),

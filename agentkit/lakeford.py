@@ -1,7 +1,7 @@
 """The runtime chapter's suites and the web they search: the made-up town of Lakeford.
 
-The labelled tasks of `agentkit/data/runtime_*.jsonl` (read as `SuiteTask`s) and the pages of
-`agentkit/data/runtime_web.json`, searched by `web_search`. Data and tools only: no model.
+The labelled tasks of `data/runtime_*.jsonl` (read as `SuiteTask`s) and the pages of
+`data/runtime_web.json`, searched by `web_search`. Data and tools only: no model.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Chapter 13's data: the labelled retrieval set and the multi-session memory tasks.
 
-`retrieval_set()` reads agentkit/data/memory_retrieval.json: documents (the knowledge base,
+`retrieval_set()` reads data/memory_retrieval.json: documents (the knowledge base,
 lessons in chapter 06's format, distractors) and queries, each a paraphrase that shares few
 words with the documents that answer it (`relevant`).
 

@@ -2,7 +2,7 @@
 
 `fake` (the default) is the stand-in with every chapter's rules, `real` your OpenAI-compatible
 server, `local` SmolLM2 served by llama.cpp on 127.0.0.1, `replay` the real-model calls the
-course recorded (agentkit/data/cassettes), answered offline.
+course recorded (data/cassettes), answered offline.
 """
 from __future__ import annotations
 

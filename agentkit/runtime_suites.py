@@ -4,15 +4,15 @@ Each task is an `agentkit.tasks.Task` (a `SuiteTask`: with its suite, its step b
 stand-in's script, `spec`) whose `category` is its label, checked by the "leading" checker: the
 answer starts with the gold ("2021 (1,234 mm)"). The suites:
 
-* `agentkit/data/runtime_sick.jsonl`: sick runs, each labelled with the instability it shows (repeated
+* `data/runtime_sick.jsonl`: sick runs, each labelled with the instability it shows (repeated
   parameters, useless results, drift, or mixed). A stand-in plays each one (agentkit.scripts.runtime):
   it loops over the task's `loop` of actions and never finishes on its own; one task's model
   follows the runtime's redirect (`"heeds": "redirect"`).
-* `agentkit/data/runtime_legit.jsonl`: legitimate hard tasks that genuinely need several similar searches
+* `data/runtime_legit.jsonl`: legitimate hard tasks that genuinely need several similar searches
   (year-by-year comparisons, cross-checking two sources, a search refined twice). Their stand-in
   works through `needs` (the figures the answer needs) and ignores the runtime's notes.
-* `agentkit/data/runtime_long.jsonl`: one 30-step task, for the cost of the history.
-* `agentkit/data/runtime_web.json`: the pages of a made-up town, Lakeford (so no figure is mistaken for a
+* `data/runtime_long.jsonl`: one 30-step task, for the cost of the history.
+* `data/runtime_web.json`: the pages of a made-up town, Lakeford (so no figure is mistaken for a
   real one). `web_search` finds a page when the query holds every word of one of its `keys`.
 
 Each run is a row of chapter 10's harness (`Outcome` is an `agentkit.evaluate.Run`, read by

@@ -1,6 +1,6 @@
 """The labelled task set: questions with a gold answer, an answer checker and a key path.
 
-`agentkit/data/tasks.jsonl` holds one task per line, with these fields:
+`data/tasks.jsonl` holds one task per line, with these fields:
 
 * `id` (unique), `category` (lookup | arithmetic | multi-hop | impossible), `question`;
 * `gold`: a number or a text ("" for an impossible task);
@@ -162,7 +162,7 @@ def task_from_dict(data: dict, where: str = "task") -> Task:
 
 
 def load_tasks(path: str | Path | None = None) -> list[Task]:
-    """Every task of a JSON-lines file (default: agentkit/data/tasks.jsonl); blank lines are skipped."""
+    """Every task of a JSON-lines file (default: data/tasks.jsonl); blank lines are skipped."""
     path = Path(path) if path else DATA_DIR / "tasks.jsonl"
     tasks, seen = [], set()
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

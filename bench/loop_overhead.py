@@ -8,7 +8,7 @@ result, so nothing is counted from a previous episode's text.
 
 A "step" is one tool call and the model call that asked for it; the closing answer call is
 in the episode's time too. Run it with `make bench`; it writes bench/results.md and
-agentkit/data/loop_overhead.json (shipped with the package: notebook 02 reads it).
+data/loop_overhead.json (shipped with the package: notebook 02 reads it).
 """
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ import statistics
 import time
 import tracemalloc
 from pathlib import Path
+
+from agentkit.data import DATA_DIR
 
 warnings.filterwarnings("ignore", message=".*create_react_agent.*")  # deprecated in favour of create_agent; both are measured
 HERE = Path(__file__).resolve().parent
@@ -235,7 +237,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=60)
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
-    parser.add_argument("--json", type=Path, default=HERE.parent / "agentkit" / "data" / "loop_overhead.json")
+    parser.add_argument("--json", type=Path, default=Path(str(DATA_DIR / "loop_overhead.json")))
     args = parser.parse_args()
     ms = measure(args.repeats)
     growth = per_step_growth(args.repeats)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from tools import colab_cell  # noqa: E402
 
-CHAPTER = "01_tools.ipynb"  # reads the knowledge base shipped in agentkit/data
+CHAPTER = "01_tools.ipynb"  # reads the knowledge base, which the wheel carries as agentkit/data
 
 
 def clean_env(**extra) -> dict:
@@ -42,7 +42,8 @@ def wheel(tmp_path_factory) -> Path:
     source = tmp_path_factory.mktemp("source")
     for name in ("pyproject.toml", "requirements.txt", "requirements-test.txt"):
         shutil.copy(ROOT / name, source)
-    shutil.copytree(ROOT / "agentkit", source / "agentkit", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("agentkit", "data"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("dist")
     build = "import sys\nfrom setuptools import build_meta\nprint(build_meta.build_wheel(sys.argv[1]))"
     name = subprocess.run([sys.executable, "-c", build, str(out)], cwd=source, env=clean_env(),
@@ -69,7 +70,16 @@ def test_the_wheel_ships_the_course_data_and_the_pins_as_extras(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-    assert {"agentkit/data/tasks.jsonl", "agentkit/data/knowledge_base.json", "agentkit/data/game24.jsonl"} <= names
+    # data/ at the top of the checkout is the package agentkit.data inside the wheel: every file of it, nothing else.
+    shipped = {n.removeprefix("agentkit/data/") for n in names if n.startswith("agentkit/data/")}
+    in_checkout = {str(p.relative_to(ROOT / "data")).replace(os.sep, "/") for p in (ROOT / "data").rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts}
+    assert shipped == in_checkout
+    assert not any(n.startswith("data/") for n in names)
+    # pyproject.toml lists the packages by name: a new subpackage left out of that list fails here.
+    modules = {str(p.relative_to(ROOT)).replace(os.sep, "/") for p in (ROOT / "agentkit").rglob("*.py")
+               if "__pycache__" not in p.parts}
+    assert modules <= names
     assert not any(n.startswith(("tests/", "notebooks/", "tools/")) for n in names)
     assert 'Requires-Dist: numpy==2.5.5; python_version >= "3.15" and extra == "course"' in metadata
     assert 'Requires-Dist: pytest==9.2.0; extra == "test"' in metadata

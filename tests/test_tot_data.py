@@ -1,26 +1,21 @@
-"""agentkit/data/game24.jsonl: computed with exact fractions, every line checked, a sample re-derived.
+"""data/game24.jsonl: computed with exact fractions, every line checked, a sample re-derived.
 
-The full enumeration takes seconds, so it runs in `agentkit/data/make_game24.py --check`; here every
+The full enumeration takes seconds, so it runs in `data/make_game24.py --check`; here every
 line of the file is verified, every 10th multiset is re-solved, and every 91st is rebuilt.
 """
-import importlib.util
+import importlib
 import json
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
 from agentkit.game24 import DATA_FILE, can_make_24, find_solution, hardest, load_puzzles, verify
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def generator():
-    spec = importlib.util.spec_from_file_location("make_game24", ROOT / "agentkit" / "data" / "make_game24.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("agentkit.data.make_game24")
 
 
 @pytest.fixture(scope="module")

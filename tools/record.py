@@ -7,7 +7,7 @@
 The notebook runs headless, its stored copy untouched, with AP_RECORD naming a new cassette: every
 `real_or_replay(...)` in it wraps its live model in a Recorder, and the first one stamps the cassette
 (model, server and version, date). When no cell failed, the new cassette replaces
-agentkit/data/cassettes/<notebook>.jsonl, and the notebook runs once more offline (AP_MODE=fake) to
+data/cassettes/<notebook>.jsonl, and the notebook runs once more offline (AP_MODE=fake) to
 check that the cassette answers every request; if it does not (a model that answered the same
 request twice in two ways), the old cassette is put back. Then refresh the stored outputs:
 make notebooks NB=<notebook>. The executed copies and a rejected cassette go to build/record/.
@@ -24,8 +24,10 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from agentkit.data import DATA_DIR
+
 ROOT = Path(__file__).resolve().parent.parent
-CASSETTES = ROOT / "agentkit" / "data" / "cassettes"
+CASSETTES = Path(str(DATA_DIR / "cassettes"))  # data/cassettes in a checkout
 BUILD = ROOT / "build" / "record"
 
 

@@ -1,7 +1,7 @@
 """Stand-in rules for the runtime chapter: the suites' sick and legitimate runs, their
 checkpoints and their fallbacks.
 
-Every rule keys on a question of agentkit/data/runtime_*.jsonl (only these prompts carry them) and
+Every rule keys on a question of data/runtime_*.jsonl (only these prompts carry them) and
 reads the state of the run from the prompt, in whatever form the context left it: a figure
 counts as known when its sentence ("In 2019, the Lakeford station recorded 660 mm") or a
 checkpoint's "label = value" is anywhere in the prompt.

@@ -20,7 +20,7 @@ COLORS = {"pruned": "0.75", "kept": "tab:blue", "solution": "tab:green", "reject
 
 @functools.lru_cache(maxsize=1)
 def hard_puzzles() -> tuple:
-    """The 100 hardest puzzles of agentkit/data/game24.jsonl, as tuples of numbers."""
+    """The 100 hardest puzzles of data/game24.jsonl, as tuples of numbers."""
     return tuple(tuple(p["numbers"]) for p in hardest(100))
 
 

@@ -1,7 +1,7 @@
-"""Write agentkit/data/game24.jsonl: every multiset of four numbers from 1..13 that can make 24.
+"""Write data/game24.jsonl: every multiset of four numbers from 1..13 that can make 24.
 
-    .venv/bin/python agentkit/data/make_game24.py          # rewrite the file
-    .venv/bin/python agentkit/data/make_game24.py --check  # compare with the file, write nothing
+    .venv/bin/python data/make_game24.py          # rewrite the file
+    .venv/bin/python data/make_game24.py --check  # compare with the file, write nothing
 
 Exact arithmetic (fractions.Fraction), no floats. One JSON object per line, in ascending
 order of the numbers:
@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a clone without installing
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a clone without installing
 
 from agentkit.game24 import DATA_FILE, count_ways, find_solution, verify  # noqa: E402
 
