@@ -1,33 +1,46 @@
 """Check yourself: exercises checked on the spot, offline, from the ledgers of the stand-in.
 
-    from agentkit.exercises import check, quiz, progress
-    check("03.fuse", my_fuse)     # runs your code on cases you have not seen; says what happened
+    from agentkit.exercises import check, quiz, progress, show_solution
+    check("03.fuse", my_fuse)     # runs your code on cases drawn fresh for this check; says what happened
+    check("03.predict", prediction, reveal=True)   # a prediction: the true numbers, once you ask for them
     quiz("03.q1")                 # a multiple-choice question (widget); quiz("03.q1", "b") answers in code
     progress("03")                # which exercises of chapter 03 are done, here and across chapters
+    show_solution("03.fuse")      # the worked solution and its reasoning: open it after you have tried
 
 A check never raises: an unsolved stub (`None`, `...`, or a function that raises NotImplementedError)
-says "not done yet"; an exception in your code is reported with the case that caused it. A failed
-check names the case, what was expected, what your code did, and one hint pointing back to the
-chapter. Each chapter's exercises live in `agentkit.exercises.chNN`; worked solutions are kept apart,
-in the repository's `solutions/` folder.
+says "not done yet"; an exception in your code, a call to exit(), or code still running after
+TIME_LIMIT_S seconds (deadline.py says how the clock stops it) is reported with the case that caused it;
+an unknown id is a verdict too. A failed check names the case, what was expected, what your code did, and
+one hint pointing back to the chapter, each cut to FIELD_CHARS. Build checks draw unseen cases at random
+on every call (`seed=` repeats a draw), so a table of the cases a failure showed does not pass. A wrong
+prediction says which numbers are too high or too low; the true ones are shown when you ask
+(`reveal=True`) or after REVEAL_AFTER wrong tries. Each chapter's exercises live in
+`agentkit.exercises.chNN`; the worked solutions in `agentkit.solutions` (`solutions/` in the repository).
 
 Progress is kept in this kernel and in a small JSON file in the folder you run the notebook from
-(`.agentkit-progress.json`, never uploaded); `reset_progress()` empties it. The environment variable
-AGENTKIT_PROGRESS names another file, or `off` for none.
+(`.agentkit-progress.json`, never uploaded; saved.py says what it refuses); `reset_progress()` empties
+it. The environment variable AGENTKIT_PROGRESS names another file, or `off` for none.
 """
 from __future__ import annotations
 
 import importlib
-import json
 import os
+import random
+import reprlib
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14"]  # each a module chNN here
+from . import saved
+from .deadline import TimeUp, time_limit
+
+CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14"]
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
+TIME_LIMIT_S = 10.0  # a whole check, your code and ours: ours takes well under a second
+REVEAL_AFTER = 3  # wrong predictions before the true numbers are shown unasked
+FIELD_CHARS = 600  # each line of feedback: an exception's message or a returned value can be any length
 
 
 class Fail(Exception):
@@ -44,7 +57,7 @@ class NotDone(Exception):
 
 @dataclass
 class Verdict:
-    """What one check said: `status` is "correct", "wrong" or NOT_DONE; `text` is the feedback."""
+    """What one check said: `status` is "correct", "wrong", NOT_DONE or "unknown" (no such id); `text` is the feedback."""
 
     exercise: str
     status: str
@@ -84,9 +97,22 @@ class _Registry:
     exercises: dict = field(default_factory=dict)
     questions: dict = field(default_factory=dict)
     done: dict = field(default_factory=dict)  # id -> status, in this kernel
+    tries: dict = field(default_factory=dict)  # id -> wrong tries, in this kernel
+    shown: set = field(default_factory=set)  # ids whose answer was revealed or whose solution was opened
 
 
 REGISTRY = _Registry()
+
+
+class _Now:
+    """The check that is running: its random cases, and the case the learner's code is on."""
+    cases = random.Random(0)
+    case = "your answer"
+
+
+def cases() -> random.Random:
+    """The running check's random source: draw unseen cases from it, never from the module `random`."""
+    return _Now.cases
 
 
 def exercise(id: str, kind: str, title: str, task: str):
@@ -105,22 +131,38 @@ def question(id: str, prompt: str, options: dict, hint: str = "") -> Question:
     return REGISTRY.questions[id]
 
 
-def _load(chapter: str) -> None:
+def _load(chapter: str) -> bool:
+    if chapter not in CHAPTERS:
+        return False
     importlib.import_module(f"{__name__}.ch{chapter}")
+    return True
 
 
-def _find(kind: str, id: str):
+def _find(kind: str, id):
+    """The exercise or question `id`, or a Verdict saying there is none (and which ids there are)."""
     chapter = str(id).split(".")[0]
-    if chapter in CHAPTERS:
-        _load(chapter)
     table = REGISTRY.exercises if kind == "exercise" else REGISTRY.questions
-    if id not in table:
-        known = ", ".join(sorted(table)) or "none loaded"
-        raise KeyError(f"No {kind} {id!r}. Known: {known}.")
-    return table[id]
+    if _load(chapter) and id in table:
+        return table[id]
+    known = sorted(i for i in table if i.split(".")[0] == chapter)
+    where = (f"Chapter {chapter} has: {', '.join(known)}." if known else
+             f"The chapters are {', '.join(CHAPTERS)}; ids look like \"03.fuse\" or \"03.q1\".")
+    return Verdict(str(id), "unknown", f"No {kind} {shown(id)}. {where}")
 
 
-# --- stubs and the learner's code ----------------------------------------------------------
+# --- the learner's code, and what it returns ----------------------------------------------------------
+
+
+def shown(value, chars: int = 120) -> str:
+    """repr(value), cut to about `chars`, whatever the value (a huge list, a repr that raises)."""
+    short = reprlib.Repr()
+    short.maxstring = short.maxother = max(chars - 10, 20)
+    short.maxlist = short.maxtuple = short.maxdict = short.maxset = 12
+    try:
+        text = short.repr(value)
+    except Exception:  # noqa: BLE001 - the learner's own __repr__ may raise
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= chars else text[: chars - 3] + "..."
 
 
 def is_stub(answer) -> bool:
@@ -134,82 +176,105 @@ def is_stub(answer) -> bool:
     return False
 
 
+def _raised(e: BaseException) -> str:
+    """`Type: message (line N: code)`, the line being the last one of the learner's own code if it can be told."""
+    try:
+        message = str(e)
+    except Exception:  # noqa: BLE001
+        message = "<a message that cannot be shown>"
+    frames = traceback.extract_tb(e.__traceback__)
+    own = [f for f in frames if not f.filename.startswith(str(Path(__file__).resolve().parent.parent))]
+    line = (own or frames or [None])[-1]
+    where = "" if line is None else f" (line {line.lineno}" + (f": {line.line.strip()}" if line.line else "") + ")"
+    return f"{type(e).__name__}: {message[:FIELD_CHARS // 2]}{where}"
+
+
 def call(function, *args, case: str, hint: str):
-    """Call the learner's function; NotImplementedError means not done, any other exception is a Fail."""
+    """Call the learner's function; NotImplementedError means not done, any other exception or exit() is a Fail."""
+    _Now.case = case
     try:
         return function(*args)
     except NotImplementedError as e:
         raise NotDone(str(e)) from None
-    except Exception as e:  # noqa: BLE001 - the learner's code may raise anything; say what and where
-        line = traceback.extract_tb(e.__traceback__)[-1]
-        where = f"line {line.lineno}" + (f": {line.line.strip()}" if line.line and line.line.strip() else "")
-        raise Fail(case, "no exception", f"{type(e).__name__}: {e} ({where})",
+    except (TimeUp, KeyboardInterrupt):
+        raise
+    except SystemExit as e:
+        raise Fail(case, "an answer", f"your code called exit() ({_raised(e)})",
+                   "a check runs your function inside this kernel: return a value, never exit.") from None
+    except BaseException as e:  # noqa: BLE001 - the learner's code may raise anything; say what and where
+        raise Fail(case, "no exception", _raised(e),
                    hint or "your code raised on this case: fix it, then check again.") from None
 
 
-def check_prediction(prediction, truth: dict, *, what: str, labels: tuple, hint: Callable,
-                     case: Callable = lambda name: name, source: str = "the ledgers") -> None:
-    """Compare a prediction {name: (numbers...)} with the truth read from the runs; raise NotDone or Fail.
-
-    `labels` name the numbers ("LLM calls", "tool calls"); `hint(name, guess, actual)` says why the truth is what it is."""
-    shape = f"({', '.join(labels)})"
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", f"a dict {{{what}: {shape}}}", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
-    count = {1: "one whole number", 2: "a pair of whole numbers", 3: "three whole numbers"}.get(len(labels),
-                                                                                          f"{len(labels)} whole numbers")
-    for name, actual in truth.items():
-        guess = prediction.get(name)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = tuple(int(x) for x in guess)
-        except (TypeError, ValueError):
-            guess = None
-        if guess is None or len(guess) != len(labels):
-            raise Fail(name, count, repr(prediction.get(name)), f"write {shape}.")
-        if guess != tuple(actual):
-            off = ", ".join(f"{label} off by {g - a:+d}" for label, g, a in zip(labels, guess, actual) if g != a)
-            raise Fail(case(name), f"{tuple(actual)} from {source}", f"{guess} ({off})", hint(name, guess, tuple(actual)))
-
-
-# --- checking -------------------------------------------------------------------------------
-
-
-def check(id: str, answer) -> Verdict:
-    """Check your answer to exercise `id`; prints nothing, returns the verdict (a cell shows it)."""
-    ex = _find("exercise", id)
-    head = f"{ex.id} {ex.title}"
-    try:
-        if is_stub(answer):
-            raise NotDone()
-        message = ex.checker(answer)
-        verdict = Verdict(id, "correct", f"{head}: correct. {message}")
-    except NotDone:
-        verdict = Verdict(id, NOT_DONE, f"{head}: {NOT_DONE}. {ex.task}")
-    except Fail as f:
-        verdict = _wrong(id, head, f)
-    except Exception as e:  # noqa: BLE001 - a check never raises: an answer of a shape no checker foresaw is wrong
-        verdict = _wrong(id, head, Fail("your answer", "the shape the exercise cell shows",
-                                        f"{answer!r:.100}, which the check could not read ({type(e).__name__}: {e})",
-                                        "keep the shape of the exercise cell's stub: the same keys, and a pair where "
-                                        "it asks for a pair."))
-    _record(id, verdict.status)
-    return verdict
+def _cut(text: str, chars: int = FIELD_CHARS) -> str:
+    text = str(text)
+    return text if len(text) <= chars else f"{text[:chars]}... ({len(text) - chars} more characters)"
 
 
 def _wrong(id: str, head: str, f: Fail) -> Verdict:
     return Verdict(id, "wrong", "\n".join([
-        f"{head}: not yet.", f"  case:     {f.case}", f"  expected: {f.expected}",
-        f"  yours:    {f.got}", f"  hint:     {f.hint}"]))
+        f"{head}: not yet.", f"  case:     {_cut(f.case)}", f"  expected: {_cut(f.expected)}",
+        f"  yours:    {_cut(f.got)}", f"  hint:     {_cut(f.hint)}"]))
+
+
+# --- checking -----------------------------------------------------------------------------------------
+
+
+def check(id: str, answer, *, reveal: bool = False, seed: Optional[int] = None) -> Verdict:
+    """Check your answer to exercise `id`; prints nothing, returns the verdict (a cell shows it).
+
+    reveal=True: for a prediction, show the true numbers and why. seed: draw the same unseen cases again."""
+    ex = _find("exercise", id)
+    if isinstance(ex, Verdict):
+        return ex
+    head = f"{ex.id} {ex.title}"
+    _Now.cases = random.Random(seed if seed is not None else random.SystemRandom().getrandbits(64))
+    _Now.case = "your answer"
+    try:
+        with time_limit(TIME_LIMIT_S):
+            verdict = _judge(ex, head, answer, reveal)
+    except TimeUp:
+        verdict = _wrong(id, head, Fail(_Now.case, f"an answer within {TIME_LIMIT_S:g} s",
+                                        f"still running after {TIME_LIMIT_S:g} s: the check stopped it",
+                                        "look for a loop that never ends (a condition that never changes) or a "
+                                        "sleep; every case here takes your code well under a second."))
+    except KeyboardInterrupt:
+        raise  # Stop in Jupyter stops the cell, as everywhere else
+    except BaseException as e:  # noqa: BLE001 - exit() or anything else outside call(): a check never raises
+        verdict = _wrong(id, head, Fail(_Now.case, "an answer", _raised(e),
+                                        "a check runs your answer inside this kernel: return a value, never exit."))
+    _record(id, verdict.status)
+    return verdict
+
+
+def _judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
+    from .predictions import Prediction, judge  # a prediction's verdict depends on earlier tries and reveal
+
+    try:
+        if isinstance(ex.checker, Prediction):
+            return judge(ex, head, answer, reveal)
+        if is_stub(answer):
+            raise NotDone()
+        return Verdict(ex.id, "correct", f"{head}: correct. {ex.checker(answer)}")
+    except NotDone:
+        return Verdict(ex.id, NOT_DONE, f"{head}: {NOT_DONE}. {ex.task}")
+    except Fail as f:
+        return _wrong(ex.id, head, f)
+    except Exception as e:  # noqa: BLE001 - an answer of a shape no checker foresaw is wrong, never a crash
+        return _wrong(ex.id, head, Fail(_Now.case, "the shape the exercise cell shows",
+                                        f"{shown(answer, 100)}, which the check could not read ({_raised(e)})",
+                                        "keep the shape of the exercise cell's stub: the same keys, and a pair "
+                                        "where it asks for a pair."))
 
 
 def answer_question(id: str, letter: str) -> Verdict:
     """Answer question `id` with an option letter; the verdict explains the choice (and, when right, every option)."""
     q = _find("question", id)
+    if isinstance(q, Verdict):
+        return q
     letter = str(letter).strip().lower().rstrip(")")
     if letter not in q.options:
-        return Verdict(id, NOT_DONE, f"{id}: choose one of {', '.join(q.options)} (you gave {letter!r}).")
+        return Verdict(id, NOT_DONE, f"{id}: choose one of {', '.join(q.options)} (you gave {shown(letter, 40)}).")
     text, correct, why = q.options[letter]
     if not correct:
         lines = [f"{id}: {letter}) is not it. {_sentence(why)}", f"  Try again.{' Hint: ' + q.hint if q.hint else ''}"]
@@ -228,57 +293,28 @@ def _sentence(text: str) -> str:
     return text if not first.isalpha() else text[:1].upper() + text[1:]
 
 
-class _QuizPlaceholder:
-    """What a quiz cell shows as plain text (a saved notebook, or a front end without widgets)."""
-
-    def __init__(self, q: Question, widget) -> None:
-        self.q, self.widget = q, widget
-
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget._repr_mimebundle_(**kwargs) if self.widget is not None else {}
-        bundle = dict(bundle or {})
-        bundle["text/plain"] = self.text()
-        return bundle
-
-    def text(self) -> str:
-        options = "\n".join(f"  {letter}) {text}" for letter, (text, _, _) in self.q.options.items())
-        return f"{self.q.id}: {self.q.prompt}\n{options}\n(choose an option and press Check, or call quiz(\"{self.q.id}\", \"a\"))"
-
-    def __repr__(self) -> str:
-        return self.text()
-
-
 def quiz(id: str, letter: Optional[str] = None):
     """Show question `id` as a widget (options, a Check button, the explanation); with `letter`, answer in code."""
     q = _find("question", id)
-    if letter is not None:
-        return answer_question(id, letter)
-    try:
-        import ipywidgets as widgets
-    except ImportError:
-        return _QuizPlaceholder(q, None)
-    choice = widgets.RadioButtons(options=[(f"{k}) {t}", k) for k, (t, _, _) in q.options.items()], value=None,
-                                  layout=widgets.Layout(width="auto"))
-    button = widgets.Button(description="Check", button_style="primary")
-    feedback = widgets.HTML()
+    if isinstance(q, Verdict) or letter is not None:
+        return q if isinstance(q, Verdict) else answer_question(id, letter)
+    from .quizzes import widget
 
-    def on_click(_):
-        if choice.value is None:
-            feedback.value = "<i>Choose an option first.</i>"
-            return
-        verdict = answer_question(id, choice.value)
-        colour = "#1a7f37" if verdict.ok else "#b35900"
-        import html
-        feedback.value = f"<pre style='white-space: pre-wrap; color: {colour}'>{html.escape(verdict.text)}</pre>"
-
-    button.on_click(on_click)
-    box = widgets.VBox([widgets.HTML(f"<b>{q.id}</b> {q.prompt}"), choice, button, feedback])
-    box.add_class("agentkit-quiz")  # read by tools/browser_test.py, with the question's id:
-    box.add_class("agentkit-quiz-" + q.id.replace(".", "-"))
-    return _QuizPlaceholder(q, box)
+    return widget(q)
 
 
-# --- progress ---------------------------------------------------------------------------------
+def show_solution(id: str) -> "Report":
+    """The worked solution of exercise or question `id`, with its reasoning. Open it after you have tried."""
+    from .worked import solution_text
+
+    found = _find("question", id) if ".q" in str(id) else _find("exercise", id)
+    if isinstance(found, Verdict):
+        return Report(found.text)
+    REGISTRY.shown.add(id)
+    return Report(solution_text(found))
+
+
+# --- progress -----------------------------------------------------------------------------------------
 
 
 def progress_path() -> Optional[Path]:
@@ -290,34 +326,31 @@ def progress_path() -> Optional[Path]:
 
 def _read_file() -> dict:
     path = progress_path()
-    if path is None or not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}  # a damaged file is ignored, and replaced on the next solved exercise
+    return {} if path is None else saved.read(path)
 
 
 def _record(id: str, status: str) -> None:
+    if status not in ("correct", "wrong", NOT_DONE):
+        return
     REGISTRY.done[id] = status
+    if status == "wrong":
+        REGISTRY.tries[id] = REGISTRY.tries.get(id, 0) + 1
     path = progress_path()
     if path is None or status != "correct":
         return
     data = _read_file()
     data[id] = "correct"
-    try:
-        path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    except OSError:
-        pass  # a read-only folder: progress stays in this kernel
+    saved.write(path, data)  # False: a read-only folder, or a link refused; progress stays in this kernel
 
 
 def reset_progress() -> None:
-    """Forget every solved exercise: in this kernel and in the progress file."""
+    """Forget every solved exercise: in this kernel and in the progress file (a link in its place stays)."""
     REGISTRY.done.clear()
+    REGISTRY.tries.clear()
+    REGISTRY.shown.clear()
     path = progress_path()
-    if path is not None and path.exists():
-        path.unlink()
+    if path is not None:
+        saved.remove(path)
 
 
 class Report(str):
@@ -329,21 +362,29 @@ class Report(str):
 
 def progress(chapter: str) -> Report:
     """A table of chapter `chapter`'s exercises and questions: done in this kernel, or in the progress file."""
-    _load(chapter)
-    saved = _read_file()
+    chapter = str(chapter)
+    if not _load(chapter):
+        return Report(f"No chapter {shown(chapter)}. The chapters are {', '.join(CHAPTERS)}.")
+    saved_now = _read_file()
     items = [(e.id, f"{e.kind}: {e.title}") for e in REGISTRY.exercises.values() if e.id.startswith(chapter + ".")]
     items += [(q.id, "concept question") for q in REGISTRY.questions.values() if q.id.startswith(chapter + ".")]
     lines = [f"Chapter {chapter}: check yourself"]
     for id, title in items:
         here = REGISTRY.done.get(id)
-        mark = ("done" if here == "correct" else "done (earlier)" if saved.get(id) == "correct" else
+        mark = ("done" if here == "correct" else "done (earlier)" if saved_now.get(id) == "correct" else
                 "tried, not yet" if here == "wrong" else NOT_DONE)
+        if id in REGISTRY.shown:
+            mark += ", answer shown" if mark != NOT_DONE else " (answer shown)"
         lines.append(f"  {id:10} {title:48} {mark}")
-    done = sum(1 for id, _ in items if REGISTRY.done.get(id) == "correct" or saved.get(id) == "correct")
+    done = sum(1 for id, _ in items if REGISTRY.done.get(id) == "correct" or saved_now.get(id) == "correct")
     lines.append(f"{done} of {len(items)} done.")
-    others = sorted({id.split('.')[0] for id in saved} - {chapter})
+    others = sorted({id.split('.')[0] for id in saved_now} - {chapter})
     if others:
         lines.append("Other chapters with solved exercises: " + ", ".join(others) + ".")
+    path = progress_path()
+    refused = path is not None and saved.problem(path)
+    if refused:
+        lines.append(f"The progress file {path.name} is {refused}: progress is kept in this kernel only.")
     return Report("\n".join(lines))
 
 

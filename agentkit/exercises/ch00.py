@@ -7,7 +7,8 @@ import re
 from .. import tokens
 from ..llm import Rule, ScriptedLLM, ledger_totals
 from ..modes import get_llm
-from . import Fail, NotDone, call, exercise, question
+from . import Fail, NotDone, call, cases, exercise, question
+from .predictions import Prediction, prediction
 
 # --- 00.predict: the note taker's bill, twelve turns long ---------------------------------------
 
@@ -59,31 +60,36 @@ def _predict_hint(key: str, guess: int, truth: dict, first: int, step: int) -> s
             "calls (the calls grow by the same step, section 3).")
 
 
-@exercise("00.predict", "predict", "The note taker's bill",
-          "Set `prediction` to the three numbers for a twelve-turn chat, before running anything.")
-def _predict(prediction):
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", "a dict with three numbers", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
-    truth = chat_bill()
+def _first_and_step() -> tuple:
     calls = note_taker(2).calls
-    first, step = calls[0].prompt_tokens, calls[1].prompt_tokens - calls[0].prompt_tokens
-    for key, actual in truth.items():
-        guess = prediction.get(key)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = int(guess)
-        except (TypeError, ValueError):
-            raise Fail(key, "a whole number", repr(guess), "write a number, e.g. 100.") from None
-        close = abs(guess - actual) <= TOKEN_TOLERANCE * actual if "tokens" in key else guess == actual
-        if not close:
-            raise Fail(f"{key}, {PREDICT_TURNS} turns", f"{actual} from the ledger", f"{guess} (off by {guess - actual:+d})",
-                       _predict_hint(key, guess, truth, first, step))
-    return (f"The ledger agrees: {truth}. Each call re-sends everything before it, so each prompt is {step} tokens "
-            f"longer than the last and the bill grows with the square of the length: {PREDICT_TURNS} turns cost "
-            f"{truth[PREDICT_KEYS[2]]} prompt tokens, where {PREDICT_TURNS} calls of {first} tokens would cost "
-            f"{PREDICT_TURNS * first}.")
+    return calls[0].prompt_tokens, calls[1].prompt_tokens - calls[0].prompt_tokens
+
+
+def _hint(key: str, guess: tuple, actual: tuple, prediction: dict) -> str:
+    first, step = _first_and_step()
+    return _predict_hint(key, int(guess[0]), chat_bill(), first, step)
+
+
+def _done(truth: dict) -> str:
+    first, step = _first_and_step()
+    total = truth[PREDICT_KEYS[2]][0]
+    return (f"Each call re-sends everything before it, so each prompt is {step} tokens longer than the last and the "
+            f"bill grows with the square of the length: {PREDICT_TURNS} turns cost {total} prompt tokens, where "
+            f"{PREDICT_TURNS} calls of {first} tokens would cost {PREDICT_TURNS * first}.")
+
+
+prediction("00.predict", "The note taker's bill",
+           "Set `prediction` to the three numbers for a twelve-turn chat, before running anything.",
+           Prediction(truth=chat_bill, labels=("",), hint=_hint, done=_done, source="the ledger",
+                      tolerance=lambda row, label, actual: TOKEN_TOLERANCE * actual if "tokens" in row else 0,
+                      case=lambda row: f"{row}, {PREDICT_TURNS} turns",
+                      pointer="count what the loop appends per turn, then extend section 3's list of prompt sizes.",
+                      why={PREDICT_KEYS[0]: "one system message, then two per turn (the user's and the reply), and "
+                                            "the last call is sent before its own reply",
+                           PREDICT_KEYS[1]: "every call re-sends the whole history: the prompts grow by the same "
+                                            "step each call",
+                           PREDICT_KEYS[2]: "the sum of a growing series: (first + last) / 2 per call, times the "
+                                            "number of calls"}))
 
 
 # --- 00.bill: the tokens a conversation re-sends --------------------------------------------------
@@ -96,6 +102,20 @@ BILL_CHATS = [  # (system message or None, the user's turns, what the case is)
      "a five-turn chat"),
     ("Réponds en une phrase.", ["史蒂夫·乔布斯出生于哪一年？", "🍎🍎🍎 ?"], "a chat in other scripts"),
 ]
+
+
+WORDS = ("meeting", "budget", "room", "Friday", "printer", "coffee", "deadline", "report", "Ana", "Oslo", "blue",
+         "seven", "notes", "train", "lunch", "quarter", "draft", "window")
+SYSTEMS = ("You keep answers short.", "You are a helpful assistant who answers in French.", "Reply with one word.")
+
+
+def unseen_chat():
+    """A chat drawn for this check: a system message or none, one to six turns of random words."""
+    rng = cases()
+    system = rng.choice(SYSTEMS + (None,))
+    turns = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12))) + rng.choice(".?!")
+             for _ in range(rng.randint(1, 6))]
+    return system, turns, f"a chat drawn for this check ({len(turns)} turns, {'a' if system else 'no'} system message)"
 
 
 def _reply(prompt: str) -> str:
@@ -125,7 +145,7 @@ def _known_mistakes(history) -> dict:
     return {
         tokens.count_messages(history): stateless,
         tokens.count_messages(history[:-1]): stateless,
-        tokens.count_messages(prompts[-1]): stateless,
+        tokens.count_messages(prompts[-1] if prompts else []): stateless,
         sum(tokens.count_messages([m]) for m in history): stateless,
         sum(tokens.count_tokens(m["content"]) for p in prompts for m in p):
             "a chat request costs more than its text: each message adds 3 wrapper tokens and its role, and "
@@ -146,7 +166,8 @@ def _bill(resent_tokens):
     if not callable(resent_tokens):
         raise Fail("your answer", "a function resent_tokens(history) -> int", repr(resent_tokens), "define it with def.")
     bills = []
-    for system, turns, what in BILL_CHATS:
+    for system, turns, what in [*BILL_CHATS, ("You are a note taker.", [], "a chat that never called the model"),
+                                unseen_chat(), unseen_chat()]:
         history, llm = run_chat(system, turns)
         truth = ledger_totals(llm.calls)["prompt_tokens"]
         said = call(resent_tokens, copy.deepcopy(history), case=what, hint="")

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import ast
+import math
 import operator
 
 from ..tools import default_executor, is_error
-from . import Fail, NotDone, call, exercise, question
+from . import Fail, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 # --- 01.predict: what the registry's log holds ----------------------------------------------------
 
@@ -53,36 +55,38 @@ LOG_HINTS = {
 }
 
 
-@exercise("01.predict", "predict", "What the registry's log holds",
-          "Set `prediction` to the three counts for the eight requests, before running anything.")
-def _predict(prediction):
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", "a dict with three counts", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
+def _truth() -> dict:
+    return log_counts(run_requests())
+
+
+def _hint(key: str, guess: tuple, actual: tuple, prediction: dict) -> str:
+    try:
+        entries, ok, errors = (float(prediction[k]) for k in LOG_KEYS)
+    except (TypeError, ValueError):
+        entries, ok, errors = 0, 0, 0
+    if key != LOG_KEYS[0] and ok + errors != entries:
+        return LOG_HINTS["sum"]
+    if key == LOG_KEYS[0]:
+        return LOG_HINTS["fewer entries" if guess[0] < actual[0] else "more entries"]
+    return LOG_HINTS["fewer ok" if (key == LOG_KEYS[1]) == (guess[0] < actual[0]) else "more ok"]
+
+
+def _done(truth: dict) -> str:
     tools = run_requests()
-    truth = log_counts(tools)
-    guesses = {}
-    for key in LOG_KEYS:
-        guess = prediction.get(key)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guesses[key] = int(guess)
-        except (TypeError, ValueError):
-            raise Fail(key, "a whole number", repr(guess), "write a count, e.g. 3.") from None
-    for key, actual in truth.items():
-        guess = guesses[key]
-        if guess != actual:
-            if key == LOG_KEYS[0]:
-                hint = LOG_HINTS["fewer entries" if guess < actual else "more entries"]
-            elif guesses[LOG_KEYS[1]] + guesses[LOG_KEYS[2]] != guesses[LOG_KEYS[0]]:
-                hint = LOG_HINTS["sum"]
-            else:
-                ok_guess = guesses[LOG_KEYS[1]]
-                hint = LOG_HINTS["fewer ok" if ok_guess < truth[LOG_KEYS[1]] else "more ok"]
-            raise Fail(f"{key}, {len(REQUESTS)} requests", f"{actual} from tools.log", f"{guess} (off by {guess - actual:+d})", hint)
     table = "; ".join(f"{c.tool}[{c.argument.strip() or ' '}] {'ok' if c.ok else 'error'}" for c in tools.log)
-    return f"tools.log agrees: {truth}. Call by call: {table}. Nothing raised into the caller."
+    return f"Call by call: {table}. Nothing raised into the caller."
+
+
+prediction("01.predict", "What the registry's log holds",
+           "Set `prediction` to the three counts for the eight requests, before running anything.",
+           Prediction(truth=_truth, labels=("",), hint=_hint, done=_done, source="tools.log",
+                      case=lambda key: f"{key}, {len(REQUESTS)} requests",
+                      pointer="go through the eight requests one by one, as the registry does (sections 4 to 6).",
+                      why={LOG_KEYS[0]: "one request, one log entry, whatever happened",
+                           LOG_KEYS[1]: "a Search hit, a Search miss (an answer) and the calculation are ok; "
+                                        "names match without regard to case",
+                           LOG_KEYS[2]: "the refused power, the unknown tool, the crashing tool, the division by "
+                                        "zero and the empty query come back as 'error:' observations"}))
 
 
 # --- 01.guard: bound a power before computing it --------------------------------------------------
@@ -113,6 +117,10 @@ GUARD_CASES = [  # (base, exponent, allowed?, what the case is)
     (2, 10, True, "a small power"),
     (10, 99, True, "a 100-digit number, inside the limit"),
     (10, 101, False, "just over the limit"),
+    (10, 100, True, "exactly 1e100: 'at most' includes it"),
+    (-100, 50, True, "exactly 1e100 again, from a negative base"),
+    (2, 332, True, "2 ** 332, just below 1e100"),
+    (2, 333, False, "2 ** 333, just above 1e100"),
     (7, 300, False, "small numbers, a large result"),
     (9, 9**9, False, "9 ** (9 ** 9), section 3's power tower"),
     (-10, 101, False, "a negative base: the size is the same as for 10"),
@@ -124,19 +132,37 @@ GUARD_CASES = [  # (base, exponent, allowed?, what the case is)
 ]
 COMPUTE_HINT = ("decide before computing: the result has about exponent * log10(|base|) digits, so compare that "
                 "with 100 and never compute the power itself (section 3).")
+H_AT_MOST = ("the task says at most 1e100: a result of exactly 1e100 is allowed, so compare with <=, not <; "
+             "exponent * log10(|base|) is exactly 100.0 here.")
+H_NEAR = "close to the limit only the comparison decides: exponent * log10(|base|) against 100, with <=."
 GUARD_HINTS = {
     0: "a small power is fine: refuse only what would pass 1e100.",
     1: "10 ** 99 stays below 1e100: allow up to 100 digits.",
     2: "10 ** 101 is over 1e100: compare exponent * log10(|base|) with 100.",
-    3: "7 ** 300 has about 300 * log10(7), over 250 digits.",
-    4: "9 ** (9 ** 9) has hundreds of millions of digits (section 3 counts them).",
-    5: "log10 of a negative number is undefined: the size of (-10) ** 101 is that of 10 ** 101, so use abs(base).",
-    6: "(-3) ** 3 is -27: use abs(base), and allow a small result whatever its sign.",
-    7: "log10(0) is undefined, and 0 to any positive power is 0: allow base 0 before taking the logarithm.",
-    8: "1.5 ** 10000 is about 1e1760: floats overflow too. Compare exponent * log10(|base|) with 100.",
-    9: "0.5 ** 1000 is tiny: keep the signs, exponent * log10(|base|) is negative here, so allow it.",
-    10: "0.5 ** -1000 is 2 ** 1000, about 1e301: keep the signs, exponent * log10(0.5) is +301 here.",
+    3: H_AT_MOST, 4: H_AT_MOST, 5: H_NEAR, 6: H_NEAR,
+    7: "7 ** 300 has about 300 * log10(7), over 250 digits.",
+    8: "9 ** (9 ** 9) has hundreds of millions of digits (section 3 counts them).",
+    9: "log10 of a negative number is undefined: the size of (-10) ** 101 is that of 10 ** 101, so use abs(base).",
+    10: "(-3) ** 3 is -27: use abs(base), and allow a small result whatever its sign.",
+    11: "log10(0) is undefined, and 0 to any positive power is 0: allow base 0 before taking the logarithm.",
+    12: "1.5 ** 10000 is about 1e1760: floats overflow too. Compare exponent * log10(|base|) with 100.",
+    13: "0.5 ** 1000 is tiny: keep the signs, exponent * log10(|base|) is negative here, so allow it.",
+    14: "0.5 ** -1000 is 2 ** 1000, about 1e301: keep the signs, exponent * log10(0.5) is +301 here.",
 }
+H_UNSEEN = ("a power drawn for this check: its result has about exponent * log10(|base|) digits; allow it when "
+            "that is at most 100, whatever the base's sign, and with a fraction's negative exponent too.")
+
+
+def unseen_powers(count: int = 6) -> list:
+    """Powers drawn for this check, whole numbers whose size is decided exactly, a few digits from the limit."""
+    rng, drawn = cases(), []
+    while len(drawn) < count:
+        base = rng.choice([-1, 1]) * rng.randint(2, 999)
+        exponent = max(1, round(rng.uniform(60, 140) / math.log10(abs(base))))
+        allowed = abs(base) ** exponent <= 10 ** 100
+        if abs(exponent * math.log10(abs(base)) - 100) > 0.01:  # floating point decides the same way
+            drawn.append((base, exponent, allowed, "a power drawn for this check"))
+    return drawn
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
@@ -191,14 +217,14 @@ def _guard(power_allowed):
     if not callable(power_allowed):
         raise Fail("your answer", "a function power_allowed(base, exponent) -> bool", repr(power_allowed),
                    "define it with def.")
-    for number, (base, exponent, allowed, what) in enumerate(GUARD_CASES):
+    for number, (base, exponent, allowed, what) in enumerate(GUARD_CASES + unseen_powers()):
         case = f"{what}: {power_text(base, exponent)}"
-        said = _ask_guard(power_allowed, base, exponent, case, GUARD_HINTS[number])
+        said = _ask_guard(power_allowed, base, exponent, case, GUARD_HINTS.get(number, H_UNSEEN))
         if said is None:
             raise Fail(case, "True or False", "None", "your function returned nothing: did it forget `return`?")
         if bool(said) != allowed:
             raise Fail(case, "allow (True)" if allowed else "refuse (False)",
-                       repr(said), GUARD_HINTS[number])
+                       shown(said), GUARD_HINTS.get(number, H_UNSEEN))
     tools = default_executor()
     tools.register("Calculate", guarded_calculator(power_allowed), "arithmetic with + - * / **")
     for text in LIVE:
@@ -211,7 +237,7 @@ def _guard(power_allowed):
         raise Fail("the calculator with your guard", "9**9**9 refused, 2**10 = 1024",
                    f"{tools.log[0].output!r}, {tools.log[1].output!r}", COMPUTE_HINT)
     shown = "; ".join(f"{c.argument} -> {c.output}" for c in tools.log)
-    return (f"Your guard passed {len(GUARD_CASES)} cases without computing a single power, and in a calculator "
+    return (f"Your guard passed {len(GUARD_CASES) + 6} cases without computing a single power, and in a calculator "
             f"behind a registry: {shown}. agentkit's calculator adds the same estimate, and a bound on every "
             "intermediate result.")
 
@@ -219,6 +245,21 @@ def _guard(power_allowed):
 # --- 01.break: a payload that a blocklist lets through --------------------------------------------
 
 BLOCKLIST = ("import", "__", "open", "exec", "eval", "system", "os.")
+
+
+PRINTED = [  # section 3's table of hostile inputs that call something: the notebook shows them already
+    "__import__('os').system('id')", "().__class__.__bases__[0].__subclasses__()", "open('secrets.txt').read()",
+    "(lambda: 1)()", "[i for i in range(10**9)]",
+    "__import__('pathlib').Path(__import__('os').environ['COURSE_SANDBOX_DIR'], 'marker.txt')"
+    ".write_text('code from the model ran here') * 0 + (2024 - 1955) * 365",
+]
+
+
+def _tree(text: str):
+    try:
+        return ast.dump(ast.parse(text, mode="eval"))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
 
 
 def blocklist_allows(text: str) -> bool:
@@ -249,6 +290,10 @@ def _break(payload):
                    f"only {', '.join(sorted(nodes))}",
                    "make eval call something, as the marker-file payload does; any built-in function will do "
                    "(section 2 shows such a payload as a tree).")
+    if tree is not None and ast.dump(tree) in {_tree(text) for text in PRINTED}:
+        raise Fail("your payload", "a payload of your own", repr(payload[:80]),
+                   "section 3 prints that one already, in its table of hostile inputs: find another way to make "
+                   "eval call something, one the table does not show.")
     tools = default_executor()
     answer = tools.run("Calculate", payload)
     entry = tools.log[-1]

@@ -8,7 +8,8 @@ from ..modes import get_llm
 from ..react import REACT_MARKER, ROLE_PROMPT, ReActAgent
 from ..scripts.react import CHECKPOINT_QUESTION, SAVINGS_QUESTION, checkpoint_reply
 from ..tools import default_executor
-from . import Fail, NotDone, call, exercise, question
+from . import Fail, NotDone, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 # --- 02.predict: how often the observations travel ------------------------------------------------
 
@@ -28,44 +29,44 @@ def observations_per_call(agent) -> list[int]:
     return [len(OBSERVATION_LINE.findall(c.messages[-1]["content"])) for c in agent.llm.calls]
 
 
-@exercise("02.predict", "predict", "How often an observation travels",
-          "Set `prediction` to the two counts for the savings run, before running anything.")
-def _predict(prediction):
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", "a dict with two counts", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
-    agent = savings_run()
-    carried = observations_per_call(agent)
-    calls = len(carried)
-    truth = dict(zip(PREDICT_KEYS, (sum(n >= 1 for n in carried), sum(carried))))
-    for key, actual in truth.items():
-        guess = prediction.get(key)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = int(guess)
-        except (TypeError, ValueError):
-            raise Fail(key, "a whole number", repr(guess), "write a count, e.g. 10.") from None
-        if guess == actual:
-            continue
-        if key == PREDICT_KEYS[0]:
-            hint = ("the call that ran the first tool did not send its result: the Observation is written after "
-                    "that call's reply, so it travels from the second call on, with every call after."
-                    if guess == calls else
-                    "the model is stateless: the first result must travel with every later call, or the model "
-                    "would not know it (section 3 prints the last prompt: every earlier step is in it).")
-        elif guess in (calls, calls - 1):
-            hint = ("each call re-sends ALL the observations before it, not only the newest: call n carries "
-                    "n - 1 of them. Add them up.")
-        elif guess in (calls * calls, calls * (calls - 1)):
-            hint = ("call n carries only the n - 1 observations before it, not all of them: the sum "
-                    "0 + 1 + 2 + ... is about half of calls x calls.")
-        else:
-            hint = "call n carries the n - 1 observations before it (section 3: the third prompt carries two). Add them up."
-        raise Fail(f"{key}, {calls} calls", f"{actual} from the ledger", f"{guess} (off by {guess - actual:+d})", hint)
-    return (f"The ledger agrees: {truth}. The calls carried {carried[:4]} ... {carried[-2:]} observations: one more "
-            f"each time, so the whole run sent {truth[PREDICT_KEYS[1]]} of them for {calls - 1} tool results. That "
-            "growing series is the quadratic bill of section 4.")
+def _truth() -> dict:
+    carried = observations_per_call(savings_run())
+    return dict(zip(PREDICT_KEYS, (sum(n >= 1 for n in carried), sum(carried))))
+
+
+def _hint(key: str, guess: tuple, actual: tuple, prediction: dict) -> str:
+    calls = len(savings_run().llm.calls)
+    guess = int(guess[0])
+    if key == PREDICT_KEYS[0]:
+        return ("the call that ran the first tool did not send its result: the Observation is written after "
+                "that call's reply, so it travels from the second call on, with every call after."
+                if guess == calls else
+                "the model is stateless: the first result must travel with every later call, or the model "
+                "would not know it (section 3 prints the last prompt: every earlier step is in it).")
+    if guess in (calls, calls - 1):
+        return ("each call re-sends ALL the observations before it, not only the newest: call n carries "
+                "n - 1 of them. Add them up.")
+    if guess in (calls * calls, calls * (calls - 1)):
+        return ("call n carries only the n - 1 observations before it, not all of them: the sum "
+                "0 + 1 + 2 + ... is about half of calls x calls.")
+    return "call n carries the n - 1 observations before it (section 3: the third prompt carries two). Add them up."
+
+
+def _done(truth: dict) -> str:
+    carried = observations_per_call(savings_run())
+    return (f"The calls carried {carried[:4]} ... {carried[-2:]} observations: one more each time, so the whole run "
+            f"sent {sum(carried)} of them for {len(carried) - 1} tool results. That growing series is the quadratic "
+            "bill of section 4.")
+
+
+prediction("02.predict", "How often an observation travels",
+           "Set `prediction` to the two counts for the savings run, before running anything.",
+           Prediction(truth=_truth, labels=("",), hint=_hint, done=_done, source="the ledger",
+                      case=lambda key: f"{key}, the savings run",
+                      pointer="count the calls of the savings run (section 4), then what each one re-sends.",
+                      why={PREDICT_KEYS[0]: "the first result is written after the call that asked for it, and "
+                                            "travels with every call after that one",
+                           PREDICT_KEYS[1]: "call n carries the n - 1 observations before it: 0 + 1 + 2 + ..."}))
 
 
 # --- 02.parse: a reply parser ----------------------------------------------------------------------
@@ -95,6 +96,39 @@ PARSE_HINTS = {
     5: "the input ends at the ']' that matches its '[': a greedy (.*) runs to the last ']' on the line.",
     6: "a reply with no action is (None, None), never an exception: the loop sends a format reminder back (section 2).",
 }
+
+
+PARSE_WORDS = ("Ada", "Lovelace", "birth", "year", "Grace", "Hopper", "list", "of", "primes", "under", "the", "Eiffel",
+               "Tower", "height", "2024", "1955", "365", "+", "*", "-", "city", "Oslo", "rainfall")
+H_UNSEEN = ("a reply drawn for this check: the first 'Action:' label in any case, the tool name before '[', the "
+            "input up to the ']' that matches its '[' on that line; (None, None) when there is no action.")
+
+
+def _words(rng, low: int, high: int) -> str:
+    return " ".join(rng.choice(PARSE_WORDS) for _ in range(rng.randint(low, high)))
+
+
+def unseen_reply() -> tuple:
+    """A reply drawn for this check, with the (tool, input) it was built from: labels in any case, brackets
+    inside the input, words after it, invented lines after it, or no action at all."""
+    rng = cases()
+    thought = f"{rng.choice(['Thought', 'thought', 'THOUGHT'])}: {_words(rng, 2, 8)}."
+    if rng.random() < 0.15:
+        return f"{thought}\nI will answer {_words(rng, 1, 4)} soon.", (None, None)
+    tool = rng.choice(["Search", "Calculate", "Finish", "Lookup", "search", "Translate"])
+    parts = [_words(rng, 1, 4)]
+    if rng.random() < 0.5:
+        parts.append(f"[{_words(rng, 1, 3)}]" if rng.random() < 0.7 else f"[{rng.randint(1, 9)}, [{rng.randint(1, 9)}]]")
+        parts.append(_words(rng, 0, 2))
+    argument = " ".join(p for p in parts if p)
+    label = rng.choice(["Action", "action", "ACTION", "Action "])
+    reply = f"{thought}\n{label}: {tool}[{argument}]"
+    if rng.random() < 0.4:
+        reply += f" {_words(rng, 1, 3)} [{_words(rng, 1, 2)}]"
+    if rng.random() < 0.5:
+        reply += (f"\nObservation: {_words(rng, 3, 8)}\nThought: {_words(rng, 2, 5)}\n"
+                  f"Action: Finish[{rng.randint(10, 99999)}]")
+    return reply, (tool, argument)
 
 
 def inventor() -> ScriptedLLM:
@@ -133,22 +167,24 @@ def _as_pair(said):
 def _parse(my_parse):
     if not callable(my_parse):
         raise Fail("your answer", "a function my_parse(reply) -> (tool, input)", repr(my_parse), "define it with def.")
-    for number, (reply, expected, what) in enumerate(PARSE_CASES):
-        said = _as_pair(call(my_parse, reply, case=f"{what}: {reply!r}", hint=PARSE_HINTS[number]))
+    drawn = [(*unseen_reply(), "a reply drawn for this check") for _ in range(8)]
+    for number, (reply, expected, what) in enumerate(PARSE_CASES + drawn):
+        hint = PARSE_HINTS.get(number, H_UNSEEN)
+        said = _as_pair(call(my_parse, reply, case=f"{what}: {reply!r}", hint=hint))
         if said is None:
             raise Fail(f"{what}: {reply!r}", repr(expected), "None",
                        "your function returned nothing: return a pair, (tool, input) or (None, None).")
         same = (isinstance(said, tuple) and said[1] == expected[1]
                 and (said[0] == expected[0] or (said[0] or "").lower() == (expected[0] or "").lower()))
         if not same:
-            raise Fail(f"{what}: {reply!r}", repr(expected), repr(said), PARSE_HINTS[number])
+            raise Fail(f"{what}: {reply!r}", repr(expected), shown(said), hint)
     answers = {}
     for name, llm in (("checkpoint", get_llm("fake")), ("inventor", inventor())):
         answers[name] = (run_with_parser(llm, my_parse), len(llm.calls))
     if answers["checkpoint"][0] != "25185" or answers["inventor"][0] != "25185":
         raise Fail("the live runs", "25185 from both stand-ins",
                    f"checkpoint: {answers['checkpoint'][0]!r}; inventor: {answers['inventor'][0]!r}", PARSE_HINTS[4])
-    return (f"Your parser read {len(PARSE_CASES)} replies it had not seen as meant, and drove the loop to 25185 in "
+    return (f"Your parser read {len(PARSE_CASES) + len(drawn)} replies it had not seen as meant, and drove the loop to 25185 in "
             f"{answers['checkpoint'][1]} calls on the checkpoint stand-in, and in {answers['inventor'][1]} on one whose "
             "first reply invents an Observation and a wrong Finish (27010): the invented lines were never run.")
 

@@ -6,7 +6,8 @@ from ..modes import get_llm
 from ..parsing import naive_parse, parse_reply
 from ..react import REACT_MARKER, ROLE_PROMPT, ReActAgent
 from ..sick import QUESTION, StuckLLM, incident_executor, sick_executor
-from . import Fail, call, check_prediction, exercise, question
+from . import Fail, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 # --- 03.predict: what the stuck model costs, from the ledgers ---------------------------------
 
@@ -32,16 +33,12 @@ WHY = {
 }
 
 
-@exercise("03.predict", "predict", "What the stuck model costs",
-          "Set `prediction` to {setting: (LLM calls, tool calls)} for the three settings, before running anything.")
-def _predict(prediction):
-    truth = stuck_costs()
-    check_prediction(prediction, truth, what="setting",
-                     labels=("LLM calls", "tool calls"),
-                     hint=lambda name, guess, actual: WHY[name] + (". Section 2 counts the same with max_steps 5 and "
-                                                                   "20."),
-                     case=lambda name: f"{name}, max_steps={PREDICT_STEPS}")
-    return (f"The ledgers agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items()))
+prediction("03.predict", "What the stuck model costs",
+           "Set `prediction` to {setting: (LLM calls, tool calls)} for the three settings, before running anything.",
+           Prediction(truth=stuck_costs, labels=("LLM calls", "tool calls"), why=WHY,
+                      case=lambda name: f"{name}, max_steps={PREDICT_STEPS}",
+                      pointer="follow the stuck model step by step under each setting: when does the fuse look, "
+                              "and does a refused call reach its tool? Section 6 says what the fallback adds."))
 
 
 # --- 03.fuse: a fuse that catches a stutterer -------------------------------------------------
@@ -69,6 +66,7 @@ FUSE_CASES = [  # (actions so far, the last one just asked for; should the run s
     ([("Search", "a"), ("Calculate", "a")], False, "the same input to another tool"),
 ]
 FUSE_HINTS = {
+    0: "the same call twice in a row is the plainest repeat: compare the last action with the one before it.",
     1: "chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that. "
        "Look back two actions (section 2 builds the one-step version).",
     2: "chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that.",
@@ -78,6 +76,42 @@ FUSE_HINTS = {
     5: "look back at most two actions: further back, a repeat is as likely a legitimate return.",
     6: "a call is the tool AND its input: the same text sent to another tool is not a repeat.",
 }
+
+
+H_UNSEEN = ("a run drawn for this check: stop when the last (tool, input) repeats one of the two actions before it, "
+            "the tool name compared in lower case and the input with its whitespace folded and casefold()ed.")
+FUSE_TOOLS = ("Search", "Calculate", "Lookup")
+FUSE_TEXTS = ("Steve Jobs", "Ada Lovelace", "2024 - 1955", "Grace Hopper birth", "Oslo rainfall")
+
+
+def _variant(rng, tool: str, text: str) -> tuple:
+    """The same call as a model might write it again: other case, other spaces."""
+    tool = rng.choice([tool, tool.lower(), tool.upper()])
+    words = text.split()
+    spaces = rng.choice([" ", "  ", "\t"])
+    text = spaces.join(rng.choice([w, w.lower(), w.upper()]) for w in words)
+    return tool, rng.choice(["", " "]) + text + rng.choice(["", " "])
+
+
+def fuse_truth(actions: list) -> bool:
+    def key(action):
+        return action[0].lower(), " ".join(action[1].split()).casefold()
+    *earlier, last = [key(a) for a in actions]
+    return last in earlier[-2:]
+
+
+def unseen_runs(count: int = 8) -> list:
+    """Action lists drawn for this check, half of them ending in a repeat (one or two back, written another way)."""
+    rng, drawn = cases(), []
+    for number in range(count):
+        actions = [(rng.choice(FUSE_TOOLS), rng.choice(FUSE_TEXTS)) for _ in range(rng.randint(1, 5))]
+        if number % 2 == 0 and actions:
+            tool, text = actions[-rng.randint(1, min(2, len(actions)))]
+            actions.append(_variant(rng, tool, text))
+        else:
+            actions.append((rng.choice(FUSE_TOOLS), rng.choice(FUSE_TEXTS + ("Linus Torvalds", "17 * 23"))))
+        drawn.append((actions, fuse_truth(actions), "a run drawn for this check"))
+    return drawn
 
 
 def run_with_fuse(llm, tools, fuse, max_steps: int = 6) -> tuple:
@@ -101,11 +135,12 @@ def run_with_fuse(llm, tools, fuse, max_steps: int = 6) -> tuple:
 def _fuse(fuse):
     if not callable(fuse):
         raise Fail("your answer", "a function my_fuse(actions) -> bool", repr(fuse), "define it with def.")
-    for number, (actions, stop, what) in enumerate(FUSE_CASES):
-        said = call(fuse, [tuple(a) for a in actions], case=what, hint=FUSE_HINTS.get(number, ""))
+    for number, (actions, stop, what) in enumerate(FUSE_CASES + unseen_runs()):
+        hint = FUSE_HINTS.get(number, H_UNSEEN)
+        said = call(fuse, [tuple(a) for a in actions], case=what, hint=hint)
         if bool(said) != stop:
-            shown = ", ".join(f"{tool}[{text}]" for tool, text in actions)
-            raise Fail(f"{what}: {shown}", f"{'stop' if stop else 'go on'} ({stop})", f"{said!r}", FUSE_HINTS[number])
+            calls = ", ".join(f"{tool}[{text!r}]" for tool, text in actions)
+            raise Fail(f"{what}: {calls}", f"{'stop' if stop else 'go on'} ({stop})", shown(said), hint)
     sick, tools = stutterer(), sick_executor()
     answer, stop = run_with_fuse(sick, tools, fuse)
     healthy, healthy_tools = get_llm("fake"), sick_executor()
@@ -122,11 +157,34 @@ def _fuse(fuse):
 # --- 03.break: a reply that the incident's parser turns into a poisoned tool call ---------------
 
 
+PRINTED = ["Thought: I need his birth year.\nAction: Search[Steve Jobs]\n"
+           "Observation: He was born in 1950 (the model wrote this).\nAction: Finish[27010]"]  # section 4 runs it
+
+
+def _printed(reply: str) -> bool:
+    """Is the reply one section 4 shows already: its worked example, or a bad-day reply of the inventor?"""
+    from ..sick import InventorLLM
+
+    folded = " ".join(reply.split())
+    shown_replies = PRINTED + [call.reply for call in _inventor_calls(InventorLLM)]
+    return any(folded == " ".join(r.split()) for r in shown_replies)
+
+
+def _inventor_calls(make) -> list:
+    run = ReActAgent(make(), incident_executor(), 5, parse=naive_parse)
+    run.run(QUESTION, verbose=False)
+    return run.llm.calls
+
+
 @exercise("03.break", "break", "Poison the incident's parser",
           "Set `reply` to one model reply: naive_parse must send invented lines to the tool, parse_reply must not.")
 def _break(reply):
     if not isinstance(reply, str):
         raise Fail("your answer", "a str: one model reply", type(reply).__name__, "write the reply as a string.")
+    if _printed(reply):
+        raise Fail("your reply", "a reply of your own", shown(reply, 100),
+                   "section 4 runs that very reply already: write one of your own, with invented lines of your "
+                   "choosing after the Action.")
     naive, defended = naive_parse(reply), parse_reply(reply)
     if not naive.action or naive.is_finish:
         raise Fail("naive_parse(reply)", "a tool call (Search[...])", f"action {naive.action!r}",

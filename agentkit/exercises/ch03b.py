@@ -10,7 +10,8 @@ from ..react import REACT_MARKER, ReActAgent
 from ..replay import ReplayLLM, cassette_path
 from ..scripts.react import CHECKPOINT_QUESTION
 from ..tools import default_executor
-from . import Fail, call, check_prediction, exercise, question
+from . import Fail, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 NOTEBOOK = "03b_real_model"
 RUNS = {"chat + role prompt": ("", 3), "few-shot completion": ("few-shot", 4)}  # name on the cassette, max_steps
@@ -44,15 +45,13 @@ WHY = {
 }
 
 
-@exercise("03b.count", "predict", "Which recorded replies are actions",
-          "Set `prediction` to {run: (read by parse_reply, read by naive_parse)}: how many replies each parser "
-          "reads as an action.")
-def _predict(prediction):
-    truth = actions_read()
-    check_prediction(prediction, truth, what="run", labels=("parse_reply actions", "naive_parse actions"),
-                     hint=lambda name, guess, actual: WHY[name] + ". Section 2 prints both parsers' readings.",
-                     source="the recorded replies")
-    return f"The recording agrees: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
+prediction("03b.count", "Which recorded replies are actions",
+           "Set `prediction` to {run: (read by parse_reply, read by naive_parse)}: how many replies each parser "
+           "reads as an action.",
+           Prediction(truth=actions_read, labels=("parse_reply actions", "naive_parse actions"), why=WHY,
+                      source="the recorded replies",
+                      pointer="read each raw reply of sections 2 and 3 line by line, as each parser does: where "
+                              "does it look for 'Action:', and what does it do with an Observation before it?"))
 
 
 # --- 03b.flag: a rule that flags an Observation the model wrote itself ---------------------------
@@ -79,6 +78,25 @@ FLAG_HINTS = {
 }
 
 
+H_UNSEEN = ("a reply drawn for this check: True exactly when one of its lines starts (after spaces, '>', '*', '`' or "
+            "'_') with the word Observation, in any case.")
+LINES = ("Thought: I need his birth year.", "Action: Search[Steve Jobs]", "Thought: the Observation may help.",
+         "Action: Search[Observation deck height]", "Action: Calculate[(2024 - 1955) * 365]", "Action: Finish[25185]",
+         "The next observation will tell.", "I think the answer is 1955.")
+
+
+def unseen_reply() -> tuple:
+    """A reply drawn for this check and whether it carries an Observation line (built in, so known)."""
+    rng = cases()
+    lines = [rng.choice(LINES) for _ in range(rng.randint(1, 4))]
+    invented = rng.random() < 0.5
+    if invented:
+        label = rng.choice(["Observation", "observation", "OBSERVATION"])
+        lead = rng.choice(["", "  ", "\t", "**", "> ", "`"])
+        lines.insert(rng.randint(0, len(lines)), f"{lead}{label}: {rng.choice(['it was 1955.', '25185', 'none'])}")
+    return "\n".join(lines), invented
+
+
 @exercise("03b.flag", "build", "Flag an invented Observation",
           "Write `invents_observation(reply)`: True when a line of the reply starts with an Observation label.")
 def _flag(rule):
@@ -95,10 +113,12 @@ def _flag(rule):
                        FLAG_HINTS[0] if expected else FLAG_HINTS[1])
         if said:
             flagged.append(f"{run} step {number}")
-    for number, (reply, expected, what) in enumerate(FLAG_CASES):
-        said = call(rule, reply, case=f"{what}: {reply!r}", hint=FLAG_HINTS[number])
+    drawn = [(*unseen_reply(), "a reply drawn for this check") for _ in range(8)]
+    for number, (reply, expected, what) in enumerate(FLAG_CASES + drawn):
+        hint = FLAG_HINTS.get(number, H_UNSEEN)
+        said = call(rule, reply, case=f"{what}: {reply!r}", hint=hint)
         if bool(said) != expected:
-            raise Fail(f"{what}: {reply!r}", str(expected), repr(said), FLAG_HINTS[number])
+            raise Fail(f"{what}: {reply!r}", str(expected), shown(said), hint)
     return (f"Of the {len(recorded)} recorded replies your rule flags {len(flagged)}: {', '.join(flagged) or 'none'}, "
             "the chat reply that copied the loop's format reminder. The few-shot run stops generating where an "
             "Observation would start, so none of its replies can carry one.")

@@ -7,7 +7,8 @@ from ..plan import (MAX_PLAN_STEPS, PLANNER_PROMPT, PLANNER_ROLE, REPLAN_HEADER,
                     PlanAndExecuteAgent, StepResult, inject_failure, parse_plan)
 from ..scripts.plan import APPLES_QUESTION, YEARS_QUESTION, YEARS_TOOL_CALLS
 from ..tools import default_executor
-from . import Fail, NotDone, call, check_prediction, exercise, question
+from . import Fail, NotDone, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 # --- 04.predict: what an injected failure costs, from the ledgers ------------------------------
 
@@ -51,15 +52,11 @@ WHY = {
 }
 
 
-@exercise("04.predict", "predict", "What an injected failure costs",
-          "Set `prediction` to {setting: (LLM calls, tool calls)} for the three settings, before running anything.")
-def _predict(prediction):
-    truth = failure_costs()
-    check_prediction(prediction, truth, what="setting",
-                     labels=("LLM calls", "tool calls"),
-                     hint=lambda name, guess, actual: WHY[name] + (". Section 6's run without failures shows what "
-                                                                   "one step try costs."))
-    return f"The ledgers agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
+prediction("04.predict", "What an injected failure costs",
+           "Set `prediction` to {setting: (LLM calls, tool calls)} for the three settings, before running anything.",
+           Prediction(truth=failure_costs, labels=("LLM calls", "tool calls"), why=WHY,
+                      pointer="count per step try, not per step: what one try costs is in section 6's run without "
+                              "failures; then count the tries, the replans, and what happens when no replan is left."))
 
 
 # --- 04.validate: a plan validator ---------------------------------------------------------------
@@ -73,12 +70,16 @@ ACCEPT = [  # (planner reply, the steps; what the case is)
      ["find the start", "add the rest"], "a bracket in the prose before the list"),
     (str(["one step"] * MAX_PLAN_STEPS).replace("'", '"'), ["one step"] * MAX_PLAN_STEPS,
      f"exactly {MAX_PLAN_STEPS} steps, the most a plan may have"),
+    ('["answer from what you know"]', ["answer from what you know"], "one step, the smallest plan there is"),
 ]
 REJECT = [  # (planner reply; what the case is; the hint)
     ("[]", "an empty plan",
      "a plan of 0 steps is no plan: raise ValueError (section 3, 'Validate the plan')."),
     (str([f"step {i}" for i in range(1, 3 * MAX_PLAN_STEPS + 1)]).replace("'", '"'), "a plan of 30 steps",
      f"a plan needs 1 to {MAX_PLAN_STEPS} steps; a longer one is a runaway bill (section 3, 'Validate the plan')."),
+    (str([f"step {i}" for i in range(1, MAX_PLAN_STEPS + 2)]).replace("'", '"'), f"{MAX_PLAN_STEPS + 1} steps, one over",
+     f"'1 to {MAX_PLAN_STEPS} steps' includes {MAX_PLAN_STEPS} and nothing above it: {MAX_PLAN_STEPS + 1} steps are "
+     "refused."),
     ("I would first look up both years and then subtract them.", "prose with no list at all",
      "no list in the reply means no plan: raise ValueError, not another exception (section 3)."),
     ('["look up the year", 42, "subtract"]', "a step that is a number, not a task",
@@ -93,7 +94,33 @@ ACCEPT_HINTS = [
     "not every '[' starts the list: try each '[' until one decodes as a JSON list "
     "(json.JSONDecoder().raw_decode(text, index)); section 1's parser tries the first one only.",
     f"{MAX_PLAN_STEPS} steps is still a valid plan: the limit is 1 to {MAX_PLAN_STEPS}, both included.",
+    f"one step is a plan: the limit is 1 to {MAX_PLAN_STEPS}, both included.",
 ]
+H_UNSEEN = ("a reply drawn for this check: find the JSON list (a fence first, then each '[' in turn), accept 1 to "
+            f"{MAX_PLAN_STEPS} steps, each a non-empty string or a {{\"step\", \"task\"}} object, stripped; "
+            "anything else is a ValueError that quotes the reply.")
+TASKS = ("look up the year", "subtract the two years", "count the apples", "add 6", "find the start date",
+         "multiply by 365", "search for Ada Lovelace", "write the answer", "compare the two results")
+
+
+def unseen_plan() -> tuple:
+    """A planner reply drawn for this check, and the steps it holds (None: it holds no valid plan)."""
+    import json
+
+    rng = cases()
+    count = rng.choice([1, 2, 3, 5, MAX_PLAN_STEPS, MAX_PLAN_STEPS + 1, 0])
+    steps = [rng.choice(TASKS) for _ in range(count)]
+    items = ([{"step": n, "task": t} for n, t in enumerate(steps, 1)] if rng.random() < 0.3 else
+             [rng.choice(["", " "]) + t + rng.choice(["", "  "]) for t in steps])
+    valid = 1 <= count <= MAX_PLAN_STEPS
+    if valid and rng.random() < 0.25:
+        items[rng.randrange(count)] = rng.choice([42, "   ", None, ["nested"]])
+        valid = False
+    body = json.dumps(items)
+    shape = rng.choice(["bare", "fence", "prose", "bracket"])
+    raw = {"bare": body, "fence": f"Here is the plan:\n```json\n{body}\n```\nGood luck.",
+           "prose": f"My plan, in {count} steps:\n{body}", "bracket": f"Plan [v{rng.randint(2, 9)}]:\n{body}"}[shape]
+    return raw, ([s.strip() for s in steps] if valid else None)
 
 
 def _rejects(parse, raw: str, what: str, hint: str) -> str:
@@ -119,11 +146,15 @@ def _rejects(parse, raw: str, what: str, hint: str) -> str:
 def _validate(parse):
     if not callable(parse):
         raise Fail("your answer", "a function my_parse_plan(raw) -> list of str", repr(parse), "define it with def.")
-    for (raw, steps, what), hint in zip(ACCEPT, ACCEPT_HINTS):
+    drawn = [unseen_plan() for _ in range(8)]
+    accept = list(zip(ACCEPT, ACCEPT_HINTS)) + [((raw, steps, "a reply drawn for this check"), H_UNSEEN)
+                                                 for raw, steps in drawn if steps is not None]
+    reject = REJECT + [(raw, "a reply drawn for this check", H_UNSEEN) for raw, steps in drawn if steps is None]
+    for (raw, steps, what), hint in accept:
         got = call(parse, raw, case=what, hint=hint)
         if got != steps:
-            raise Fail(f"{what}: {raw[:60]!r}", repr(steps), f"{got!r:.120}", hint)
-    for raw, what, hint in REJECT:
+            raise Fail(f"{what}: {raw!r}", repr(steps), shown(got), hint)
+    for raw, what, hint in reject:
         _rejects(parse, raw, what, hint)
     # The live run: Plan-and-Solve on the apples question, with your parser between planner and executor.
     llm = get_llm("fake")

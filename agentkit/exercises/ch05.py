@@ -10,7 +10,8 @@ from ..modes import get_llm
 from ..reflection import draft_messages, extract_code, review_messages, revise_messages
 from ..wasm_sandbox import run_code
 from ..widgets.reflection import reviewer_run
-from . import Fail, call, check_prediction, exercise, question
+from . import Fail, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 # --- 05.predict: rounds and LLM calls of a capped reflection run, from the ledgers ---------------
 
@@ -38,13 +39,11 @@ WHY = {
 }
 
 
-@exercise("05.predict", "predict", "Rounds and calls of a capped loop",
-          "Set `prediction` to {run: (rounds, LLM calls)} for the three runs, before running anything.")
-def _predict(prediction):
-    truth = reflection_costs()
-    check_prediction(prediction, truth, what="run", labels=("rounds", "LLM calls"),
-                     hint=lambda name, guess, actual: WHY[name] + ". Section 5's panel counts the same runs.")
-    return f"The ledgers agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
+prediction("05.predict", "Rounds and calls of a capped loop",
+           "Set `prediction` to {run: (rounds, LLM calls)} for the three runs, before running anything.",
+           Prediction(truth=reflection_costs, labels=("rounds", "LLM calls"), why=WHY,
+                      pointer="a round is one draft and its review; the loop ends at the first review that passes, "
+                              "or at max_iterations, without asking for one more revision (sections 2 and 5)."))
 
 
 # --- 05.verdict: a verdict parser that never raises -------------------------------------------
@@ -69,6 +68,30 @@ VERDICT_HINTS = {
     7: "a review with no lines has no verdict: return 'missing', never index an empty list.",
     8: "blank lines are no lines: a review of spaces has no verdict, and must not raise.",
 }
+H_UNSEEN = ("a review drawn for this check: only its last non-empty line counts, and all of it must be the verdict "
+            "line (any case, spaces around the words, ** around the line); anything else is 'missing'.")
+PROSE = ("Notes: the loop is fine.", "This cannot pass as it is.", "The code passes n = 10.", "Revise the name.",
+         "VERDICT: PASS is what I would like to say, but no.", "One more thing: n < 2 fails.")
+
+
+def unseen_review() -> tuple:
+    """A review drawn for this check, and the verdict it holds (built in, so known)."""
+    rng = cases()
+    lines = [rng.choice(PROSE) for _ in range(rng.randint(0, 3))]
+    kind = rng.choice(["pass", "revise", "missing", "missing"])
+    word = {"pass": "PASS", "revise": "REVISE"}.get(kind, rng.choice(["PASS", "REVISE"]))
+    line = f"VERDICT{rng.choice([':', ' :', ': '])}{rng.choice(['', ' '])}{rng.choice([word, word.lower(), word.title()])}"
+    if kind != "missing":
+        bold = rng.random() < 0.3
+        lines.append(("**" if bold else rng.choice(["", "  "])) + line + ("**" if bold else rng.choice(["", " "])))
+        lines += rng.choice([[], [""], ["", "   "]])
+    elif rng.random() < 0.5:
+        lines += [line, rng.choice(PROSE)]  # a verdict taken back by a line after it
+    else:
+        lines.append(line + rng.choice(["? no.", " (maybe)", ", mostly"]))
+    return "\n".join(lines), kind
+
+
 CANNOT_PASS = "This code cannot pass: it is only a stub, it returns nothing."
 PRIME_TASK = "Write a Python function find_primes(n) that returns the list of all primes up to and including n."
 
@@ -92,11 +115,13 @@ def run_with_verdict(llm, verdict, max_iterations: int = 3) -> tuple:
 def _verdict(verdict):
     if not callable(verdict):
         raise Fail("your answer", "a function my_verdict(review) -> str", repr(verdict), "define it with def.")
-    for number, (review, expected, what) in enumerate(VERDICT_CASES):
-        said = call(verdict, review, case=f"{what}: {review!r}", hint=VERDICT_HINTS.get(number, ""))
+    drawn = [(*unseen_review(), "a review drawn for this check") for _ in range(8)]
+    for number, (review, expected, what) in enumerate(VERDICT_CASES + drawn):
+        hint = VERDICT_HINTS.get(number, H_UNSEEN if number >= len(VERDICT_CASES) else
+                                 "return exactly 'pass', 'revise' or 'missing', in lower case.")
+        said = call(verdict, review, case=f"{what}: {review!r}", hint=hint)
         if said != expected:
-            raise Fail(f"{what}: {review!r}", repr(expected), repr(said),
-                       VERDICT_HINTS.get(number, "return exactly 'pass', 'revise' or 'missing', in lower case."))
+            raise Fail(f"{what}: {review!r}", repr(expected), shown(said), hint)
     sloppy = ScriptedLLM([Rule("Code to review", CANNOT_PASS), Rule("Task:", "```python\ndef find_primes(n): ...\n```")])
     sloppy_passed, sloppy_rounds = run_with_verdict(sloppy, verdict)
     healthy = get_llm("fake")

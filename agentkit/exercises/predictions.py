@@ -1,0 +1,115 @@
+"""Predict exercises: numbers written before running anything, compared with what the runs' ledgers say.
+
+A wrong prediction is told, row by row, which numbers are too high and which too low, with a hint that
+never holds the true numbers; those are shown (with why they are what they are) only when the learner asks,
+check(id, prediction, reveal=True), or after REVEAL_AFTER wrong tries in this kernel. So guessing again and
+again teaches nothing it would not teach anyway, and a copied number cannot come from the feedback itself.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from . import (NOT_DONE, REGISTRY, REVEAL_AFTER, Exercise, Fail, NotDone, Verdict, _wrong, exercise, is_stub,
+               shown)
+
+
+@dataclass
+class Prediction:
+    """What a predict check needs: the truth, how to read a guess, and what to say about it."""
+
+    truth: Callable[[], dict]  # row name -> the true numbers (a tuple, or one number)
+    labels: tuple  # what each number of a row is ("LLM calls", "tool calls")
+    why: dict  # row name -> why the truth is what it is: it holds the numbers, so it is shown with them only
+    pointer: str  # where the chapter shows how to count; never a number the learner must predict
+    hint: Optional[Callable] = None  # (row, guess, actual, prediction) -> a hint for this mistake, without the true numbers
+    tolerance: Callable = lambda row, label, actual: 0  # how far a guess may be off and still count
+    case: Callable = lambda row: row
+    source: str = "the ledgers"
+    done: Callable = lambda truth: ""  # truth -> the rest of the success message
+
+
+def prediction(id: str, title: str, task: str, spec: Prediction) -> Prediction:
+    """Register a predict exercise checked by `spec`."""
+    exercise(id, "predict", title, task)(spec)
+    return spec
+
+
+def _numbers(value) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _read(guess, width: int):
+    """A guess as a tuple of `width` numbers, or None if it is not one."""
+    parts = _numbers(guess)
+    if len(parts) != width or any(isinstance(p, bool) for p in parts):
+        return None
+    try:
+        return tuple(float(p) for p in parts)
+    except (TypeError, ValueError):
+        return None
+
+
+def _show(numbers: tuple) -> str:
+    text = [f"{n:g}" if isinstance(n, float) else str(n) for n in numbers]
+    return text[0] if len(text) == 1 else f"({', '.join(text)})"
+
+
+def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
+    spec: Prediction = ex.checker
+    numbers = _show(spec.labels) if any(spec.labels) else "a number"
+    shape = "{row: " + numbers + "}"
+    if not isinstance(answer, dict):
+        if is_stub(answer) and not reveal:
+            raise NotDone()
+        if not reveal:
+            raise Fail("the prediction", f"a dict {shape}", type(answer).__name__,
+                       "copy the dict from the exercise cell and fill in the numbers.")
+        answer = {}
+    truth = {row: _numbers(actual) for row, actual in spec.truth().items()}
+    missing = [row for row in truth if answer.get(row) is None or answer.get(row) is Ellipsis]
+    if missing and not reveal:
+        raise NotDone()
+    rows, first_wrong = [], None
+    for row, actual in truth.items():
+        if row in missing:
+            rows.append(f"{row}: not written")
+            first_wrong = first_wrong or (row, None, actual)
+            continue
+        guess = _read(answer[row], len(actual))
+        if guess is None:
+            raise Fail(spec.case(row), numbers, shown(answer[row]), f"write {numbers} for this row.")
+        off = [(label, g - a) for label, g, a in zip(spec.labels, guess, actual)
+               if abs(g - a) > spec.tolerance(row, label, a)]
+        if off:
+            first_wrong = first_wrong or (row, guess, actual)
+            rows.append(f"{row} {_show(tuple(_whole(g) for g in guess))}: "
+                        + ", ".join(f"{label} too {'high' if d > 0 else 'low'}".strip() for label, d in off))
+        else:
+            rows.append(f"{row}: right")
+    truth_text = "; ".join(f"{row}: {_show(actual)}" for row, actual in truth.items())
+    explained = " ".join(f"{row}: {why}." for row, why in spec.why.items())
+    if first_wrong is None:
+        return Verdict(ex.id, "correct", f"{head}: correct. From {spec.source}: {truth_text}. "
+                                         f"{explained} {spec.done(truth)}".rstrip())
+    row, guess, actual = first_wrong
+    tries = REGISTRY.tries.get(ex.id, 0) + (not missing)
+    if reveal or tries >= REVEAL_AFTER:
+        REGISTRY.shown.add(ex.id)
+        if missing:
+            return Verdict(ex.id, NOT_DONE, f"{head}: {NOT_DONE}. You asked for the numbers. From {spec.source}: "
+                                            f"{truth_text}. Why: {explained}")
+        return _wrong(ex.id, head, Fail(spec.case(row), f"from {spec.source}: {truth_text}", "; ".join(rows),
+                                         f"{'You asked for the numbers. ' if reveal else ''}Why: {explained}"))
+    hint = (spec.hint(row, guess, actual, answer) if spec.hint and guess else None) or spec.pointer
+    left = REVEAL_AFTER - tries
+    verdict = _wrong(ex.id, head, Fail(spec.case(row), f"hidden until you ask, or after {left} more wrong "
+                                                       f"tr{'y' if left == 1 else 'ies'}",
+                                       "; ".join(rows), hint))
+    verdict.text += (f"\n  The true numbers stay hidden so that you can think again. To see them: "
+                     f"check(\"{ex.id}\", prediction, reveal=True).")
+    return verdict
+
+
+def _whole(number: float):
+    return int(number) if float(number).is_integer() else number

@@ -1,0 +1,96 @@
+"""The progress file: a small JSON object {exercise id: "correct"} in the folder the notebook runs from.
+
+It is read and written as a regular file only. A link in its place (a folder can ship one, pointing
+anywhere) is never followed: not read, not written, not removed. A FIFO or a device is not read (it would
+block the kernel), a file over MAX_BYTES is not read, and JSON that is damaged, nested too deep or of
+another shape counts as empty. A write goes to a new file beside it, then os.replace puts it in place, so
+a crash mid-write never leaves half a file. Any failure leaves progress in the kernel only: never an error.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+MAX_BYTES = 1_000_000
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none: the lstat below refuses links there
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def problem(path: Path) -> Optional[str]:
+    """Why `path` cannot be the progress file ("a link", "not a regular file"), or None if it can (or is absent)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"unreadable ({type(e).__name__})"
+    if stat.S_ISLNK(mode):
+        return "a link, which progress never follows"
+    if not stat.S_ISREG(mode):
+        return "not a regular file"
+    return None
+
+
+def read(path: Path) -> dict:
+    """{id: "correct"} from the file, or {} when it is absent, refused or damaged."""
+    if problem(path) is not None:
+        return {}
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return {}
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {}
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            raw = file.read(MAX_BYTES + 1)
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_BYTES:
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the parser's depth
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {key: "correct" for key, value in data.items() if isinstance(key, str) and value == "correct"}
+
+
+def write(path: Path, data: dict) -> bool:
+    """Replace the file with `data`; False (nothing written) when the path is refused or the folder read-only."""
+    if problem(path) is not None:
+        return False
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=".agentkit-progress-", suffix=".tmp", dir=path.parent)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+        if problem(path) is not None:  # a link planted meanwhile: os.replace would replace the link, not
+            raise OSError("refused")  # its target, but the folder's link is not ours to remove
+        os.replace(temporary, path)
+        return True
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return False
+
+
+def remove(path: Path) -> None:
+    """Delete the file if it is a regular file of its own; a link or anything else stays."""
+    if problem(path) is None:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
