@@ -68,13 +68,13 @@ def is_useless(result, question, earlier):
     return mine <= seen
 
 
-# 08.break — any setting the tuning suite calls safe that a held-out task refutes. The default,
-# Runtime(), is one (it kills the slow reservoir search); here, the more interesting design.
-# With second_signal=True a repeat alone climbs only to the redirect; it stops the run
-# when the same step's result is also useless (or drift is flagged). Section 5b's table: tuned as
-# low as 0.3 the tuning suite sees no false kill, yet the held-out task that reads the same report
-# twice on purpose is killed: a repeated input whose result brings nothing new, two signals agree.
-runtime = Runtime(jaccard=0.3, second_signal=True)
+# 08.break — section 5b prints every threshold of both designs, so the break must come from another
+# knob. The second-signal design kills least on the held-out suite; make its other signal, drift, look
+# more often: with a checkpoint every 2 steps (instead of 3), a search that must follow a trail (the
+# harbour's rain is filed in a logbook, summed in a letter...) has not shrunk Missing after two steps,
+# drift is flagged, and a query that repeats the earlier ones' words is the second signal that agrees.
+# The tuning suite has no such trail: it passes. One held-out task is killed on its fourth step.
+runtime = Runtime(checkpoint_every=2, second_signal=True)
 
 
 SOLUTIONS = {"08.predict": prediction, "08.repeat": is_repeat, "08.useless": is_useless, "08.break": runtime,

@@ -10,7 +10,8 @@ from ..react import ReActAgent
 from ..reflexion import ReflexionAgent, exact_match, format_lessons, parse_lesson, reflection_messages
 from ..scripts.reflexion import TURING_QUESTION
 from ..widgets.reflexion import MAX_TRIALS, TURING_GOLD, WRONG_LESSONS
-from . import Fail, NotDone, call, check_prediction, exercise, question
+from . import Fail, NotDone, _Now, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 IN_MEMORY = ":memory:"  # SQLite's own in-memory database: a fresh store per check, nothing on disk
 
@@ -55,18 +56,13 @@ COST = ("a failed trial costs 3 ReAct calls (Search, Calculate, Finish) plus 1 r
         "trial 3, and the first right trial is the one after the eviction")
 
 
-@exercise("06.predict", "predict", "How long a wrong lesson lives",
-          "Set `prediction` to {setting: (trial of the first right answer, LLM calls in all)}, before running anything.")
-def _predict(prediction):
-    truth = pollution_costs()
-    check_prediction(prediction, truth, what="setting",
-                     labels=("first right trial", "LLM calls"),
-                     hint=lambda name, guess, actual: (f"{WHY[name] if guess[0] != actual[0] else COST}. Section 7 "
-                                                       f"explains penalty and threshold; LessonStore's signature has "
-                                                       f"the defaults."),
-                     source="the store and the ledger")
-    return f"The store and the ledger agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items()) + \
-        f" And {COST}."
+prediction("06.predict", "How long a wrong lesson lives",
+           "Set `prediction` to {setting: (trial of the first right answer, LLM calls in all)}, before running anything.",
+           Prediction(truth=pollution_costs, labels=("first right trial", "LLM calls"),
+                      why={**WHY, "and the calls": COST}, source="the store and the ledger",
+                      pointer="follow the wrong lesson's confidence failure by failure (section 7 explains penalty "
+                              "and threshold; LessonStore's signature has the defaults), then count what each "
+                              "trial costs in the ledger."))
 
 
 # --- 06.parse: a lesson parser that never raises --------------------------------------------------
@@ -100,16 +96,46 @@ PARSE_CASES = [  # (reply, the lesson or None; what the case is; the hint)
 ]
 
 
+H_UNSEEN = ("a reply drawn for this check: the JSON object from the first '{' to the last '}', exactly the four "
+            "fields (trigger, error_type, fix, applies_to), each a string with its whitespace folded; None for "
+            "anything else, and never an exception.")
+FIELD_WORDS = ("asked", "for", "an", "age", "at", "a", "dated", "event", "off", "by", "one", "compare", "the", "month",
+               "day", "birthday", "year", "questions", "subtract", "count", "death")
+
+
+def unseen_lesson() -> tuple:
+    """A reflection drawn for this check, and the lesson it holds (None: no lesson), built in, so known."""
+    import json
+
+    rng = cases()
+    lesson = {name: " ".join(rng.choice(FIELD_WORDS) for _ in range(rng.randint(1, 6))) for name in LESSON_FIELDS}
+    sent = {name: rng.choice(["", " ", "\t"]) + value.replace(" ", rng.choice([" ", "  ", "\n", "\t "]))
+            + rng.choice(["", "  "]) for name, value in lesson.items()}
+    if rng.random() < 0.3:
+        sent[rng.choice(["confidence", "notes"])] = rng.choice([0.7, "extra"])
+    broken = rng.choice([None, None, "missing", "blank", "list", "comma"])
+    if broken == "missing":
+        del sent[rng.choice(LESSON_FIELDS)]
+    elif broken == "blank":
+        sent[rng.choice(LESSON_FIELDS)] = rng.choice(["", "   ", "\n"])
+    body = json.dumps([v for v in sent.values()]) if broken == "list" else json.dumps(sent)
+    if broken == "comma":
+        body = body[:-1] + ",}"
+    reply = rng.choice([body, f"Lesson:\n{body}", f"```json\n{body}\n```\nThat is all.", f"Here you are: {body} Done."])
+    return reply, (lesson if broken is None else None)
+
+
 @exercise("06.parse", "build", "A lesson parser that never raises",
           "Write `my_parse_lesson(reply)`: a dict of the four fields, or None; it must never raise.")
 def _parse(parse):
     if not callable(parse):
         raise Fail("your answer", "a function my_parse_lesson(reply) -> dict or None", repr(parse),
                    "define it with def.")
-    for reply, lesson, what, hint in PARSE_CASES:
+    drawn = [(*unseen_lesson(), "a reply drawn for this check", H_UNSEEN) for _ in range(8)]
+    for reply, lesson, what, hint in PARSE_CASES + drawn:
         got = call(parse, reply, case=f"{what}: {reply!r:.70}", hint=hint)
         if got != lesson:
-            raise Fail(f"{what}: {reply!r:.70}", repr(lesson), f"{got!r:.140}", hint)
+            raise Fail(f"{what}: {reply!r}", repr(lesson), shown(got, 200), hint)
     # The live run: the stand-in's failed trial, its reflection through your parser, and the next trial.
     llm = get_llm("fake")
     first = ReActAgent(llm, max_steps=5)
@@ -141,6 +167,18 @@ EVICT_CASES = [  # (confidence, success, threshold) -> what the store does; what
      "before comparing, as the store does, or an honest lesson is evicted one failure early."),
 ]
 EVICT_SEQUENCES = [(0.7, 0.3, [False, False, False]), (0.5, 0.1, [True, False, False, True, False, False])]
+
+
+def unseen_sequences(count: int = 3) -> list:
+    """(confidence, threshold, outcomes) drawn for this check: thresholds and confidences on the 0.1 grid the
+    rounding is about, and a few in between."""
+    rng, drawn = cases(), []
+    for _ in range(count):
+        threshold = rng.choice([0.1, 0.2, 0.3, 0.4, 0.15])
+        confidence = rng.choice([c for c in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 0.35, 0.65, 0.25)
+                                 if c >= threshold])
+        drawn.append((confidence, threshold, [rng.random() < 0.4 for _ in range(rng.randint(3, 8))]))
+    return drawn
 
 
 def store_says(confidence: float, outcomes: list, threshold: float) -> list:
@@ -189,8 +227,9 @@ def _evict(rule):
                                                                             case, hint)
         if not _same(mine, store):
             raise Fail(case, f"{store[0]} (the store)", repr(mine[0]), hint)
-    for confidence, threshold, outcomes in EVICT_SEQUENCES:
+    for confidence, threshold, outcomes in EVICT_SEQUENCES + unseen_sequences():
         case = f"from {confidence}, threshold {threshold}, outcomes {outcomes}"
+        _Now.case = case
         store = store_says(confidence, outcomes, threshold)
         mine = _replay(rule, confidence, outcomes, threshold, case, EVICT_CASES[4][2])
         if not _same(mine, store):
@@ -234,6 +273,12 @@ def _pollute(lesson):
         raise NotDone()
     if not all(isinstance(lesson[name], str) and lesson[name].strip() for name in LESSON_FIELDS):
         raise Fail("your lesson", "four non-empty strings", repr(lesson)[:120], POLLUTE_HINTS["fields"])
+    folded = {name: " ".join(lesson[name].split()).casefold() for name in LESSON_FIELDS}
+    for name, printed in WRONG_LESSONS.items():
+        if folded == {field: " ".join(printed[field].split()).casefold() for field in LESSON_FIELDS}:
+            raise Fail("your lesson", "a wrong lesson of your own", f"section 7's {name!r} lesson",
+                       "section 7 runs that very lesson already: write your own, in your own words, and see "
+                       "what it takes to be retrieved, ranked first and obeyed.")
     result, injected, history = polluted({name: lesson[name] for name in LESSON_FIELDS})
     trials = result.trials
     first = trials[0]

@@ -7,7 +7,8 @@ from ..llm import Rule, ScriptedLLM
 from ..scripts.tot import stand_in
 from ..tot import (TreeOfThoughts, by_value, expression_of, parse_label, parse_thoughts,
                    propose_messages, value_messages)
-from . import Fail, NotDone, call, exercise, question
+from . import Fail, NotDone, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 PUZZLE = (4, 4, 7, 7)  # the chapter's showcase: one solution, through a fraction
 
@@ -34,26 +35,13 @@ WHY = {
 }
 
 
-@exercise("07.predict", "predict", "What a search costs",
-          "Set `prediction` to {setting: LLM calls} for the three searches of 4 4 7 7, before running anything.")
-def _predict(prediction):
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", "a dict {setting: LLM calls}", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
-    truth = search_costs()
-    for name, actual in truth.items():
-        guess = prediction.get(name)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = int(guess)
-        except (TypeError, ValueError):
-            raise Fail(name, "a whole number", repr(guess), "write the number of LLM calls.") from None
-        if guess != actual:
-            raise Fail(f"{name}, depth 3, puzzle 4 4 7 7", f"{actual} from the ledger",
-                       f"{guess} (off by {guess - actual:+d})",
-                       WHY[name] + ". Section 4 cuts the ledger at each proposal and counts the steps of the last level.")
-    return f"The ledger agrees: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
+prediction("07.predict", "What a search costs",
+           "Set `prediction` to {setting: LLM calls} for the three searches of 4 4 7 7, before running anything.",
+           Prediction(truth=search_costs, labels=("",), why=WHY, source="the ledger",
+                      case=lambda name: f"{name}, depth 3, puzzle 4 4 7 7",
+                      pointer="an expanded node costs one proposal plus its steps times the votes; count the nodes "
+                              "each level expands, and how many legal steps a node with two numbers left has "
+                              "(section 4 cuts the ledger at each proposal)."))
 
 
 # --- 07.beam: keep the b best -----------------------------------------------------------------------
@@ -76,6 +64,27 @@ BEAM_CASES = [  # (children as (step, votes), b, the indices kept, best first; w
     ([], 3, [], "no children at all", "no children, nothing to keep: return an empty list."),
 ]
 VALUE = {"sure": 1.0, "likely": 0.5, "impossible": 0.0}
+H_UNSEEN = ("children drawn for this check: score each by the mean of its votes (sure 1, likely 0.5, impossible 0, "
+            "anything else 0), keep the b highest, best first, ties in the order they were proposed.")
+
+
+def unseen_children() -> tuple:
+    """(children, b, the indices kept) drawn for this check: ties, unlabelled votes and b past the end included."""
+    rng = cases()
+    children = []
+    for _ in range(rng.randint(1, 7)):
+        a, c = rng.randint(1, 13), rng.randint(1, 13)
+        op = rng.choice("+-*")
+        step = f"{a} {op} {c} = {eval(f'{a} {op} {c}')}"  # noqa: S307 - two small whole numbers, built here
+        children.append((step, [rng.choice(["sure", "likely", "impossible", "likely", "?"])
+                                for _ in range(rng.choice([1, 1, 2, 3]))]))
+    b = rng.randint(1, len(children) + 1)
+
+    def score(index):
+        votes = children[index][1]
+        return sum(VALUE.get(v, 0.0) for v in votes) / len(votes)
+
+    return children, b, sorted(range(len(children)), key=score, reverse=True)[:b]
 
 
 def _kept_indices(children: list, kept, case: str, hint: str) -> list:
@@ -132,7 +141,8 @@ def beam_search(llm, puzzle, keep, k: int = 6, b: int = 3, depth: int = 3, votes
 def _beam(keep):
     if not callable(keep):
         raise Fail("your answer", "a function my_beam(children, b) -> list", repr(keep), "define it with def.")
-    for children, b, expected, what, hint in BEAM_CASES:
+    drawn = [(*unseen_children(), "children drawn for this check", H_UNSEEN) for _ in range(6)]
+    for children, b, expected, what, hint in BEAM_CASES + drawn:
         case = f"{what}: b={b}, children {children}"
         kept = call(keep, [(step, list(votes)) for step, votes in children], b, case=case, hint=hint)
         got = _kept_indices(children, kept, case, hint)
@@ -178,6 +188,36 @@ VERIFY_CASES = [  # (expression, puzzle, accept?; what the case is; the hint)
 ]
 
 
+H_VERIFY_UNSEEN = ("an expression drawn for this check: accept it only if it uses the puzzle's numbers, each exactly "
+                   "once, with + - * / and parentheses, and makes exactly 24 (fractions.Fraction).")
+
+
+def unseen_expressions(count: int = 6) -> list:
+    """(expression, numbers) drawn for this check from the shipped puzzles: half of them solutions, half a
+    solution with one slip (a number changed, one used twice, a power, an operator changed)."""
+    import json
+    import re
+
+    from ..data import read_text
+
+    rng = cases()
+    puzzles = [json.loads(line) for line in read_text("game24.jsonl").splitlines() if line.strip()]
+    drawn = []
+    for number in range(count):
+        puzzle = rng.choice(puzzles)
+        expression, numbers = puzzle["solution"], list(puzzle["numbers"])
+        if number % 2:
+            slip = rng.choice(["number", "operator", "power"])
+            if slip == "number":
+                expression = re.sub(r"\d+", lambda m: str(int(m.group()) + 1), expression, count=1)
+            elif slip == "operator":
+                expression = expression.replace("*", "+", 1) if "*" in expression else expression.replace("+", "*", 1)
+            else:
+                expression = f"({expression}) ** 1"
+        drawn.append((expression, numbers))
+    return drawn
+
+
 def _truth(said, case: str) -> bool:
     """The learner's verdict as True or False (1 and 0 count; an object that is neither is a Fail)."""
     if isinstance(said, bool) or (isinstance(said, int) and said in (0, 1)):
@@ -214,6 +254,12 @@ def _verify(accept):
         said = _truth(call(accept, expression, list(numbers), case=case, hint=hint), case)
         if said is not ok:
             raise Fail(case, f"{ok} ({verify(expression, numbers).reason})", repr(said), hint)
+    for expression, numbers in unseen_expressions():
+        case = f"an expression drawn for this check: {expression!r} for {numbers}"
+        truth = verify(expression, numbers)
+        said = _truth(call(accept, expression, list(numbers), case=case, hint=H_VERIFY_UNSEEN), case)
+        if said is not truth.ok:
+            raise Fail(case, f"{truth.ok} ({truth.reason})", repr(said), H_VERIFY_UNSEEN)
     found, accepted = claimed_answers(), 0
     for expression, puzzle, says_24 in found:
         truth = verify(expression, puzzle)

@@ -2,14 +2,17 @@
 detector, break a tuned guard on held-out work, two questions."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from ..react import ReActAgent, StopRun
 from ..runtime import Runtime
 from ..runtime_suites import (
     load_suite, run_suite, run_task, runtime_early_stop_review, suite_llm, task_by_id, web_tools,
 )
-from . import Fail, call, check_prediction, exercise, question
+import re
+
+from . import Fail, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 # --- 08.predict: what the runtime costs, from the ledgers --------------------------------------
 
@@ -42,16 +45,11 @@ def runtime_costs() -> dict:
     return costs
 
 
-@exercise("08.predict", "predict", "What the runtime costs",
-          "Set `prediction` to {run: (LLM calls, tool calls)} for the four runs, before running anything.")
-def _predict(prediction):
-    truth = runtime_costs()
-    check_prediction(prediction, truth, what="run",
-                     labels=("LLM calls", "tool calls"),
-                     hint=lambda name, guess, actual: WHY[name] + (". Section 3 prints the ladder of every sick "
-                                                                   "run; section 8 checks that LLM calls = steps + "
-                                                                   "checkpoints + fallback."))
-    return "The ledgers agree: " + " ".join(f"{name}: {truth[name]}, {why}." for name, why in WHY.items())
+prediction("08.predict", "What the runtime costs",
+           "Set `prediction` to {run: (LLM calls, tool calls)} for the four runs, before running anything.",
+           Prediction(truth=runtime_costs, labels=("LLM calls", "tool calls"), why=WHY,
+                      pointer="walk each run up the ladder (hint, redirect, stop) as section 3 prints it for every "
+                              "sick run; section 8 checks that LLM calls = steps + checkpoints + fallback."))
 
 
 # --- 08.repeat: a Jaccard repeat check ------------------------------------------------------
@@ -89,6 +87,57 @@ REPEAT_CASES = [  # (new input, earlier inputs of the same tool, threshold, wind
 ]
 
 
+SECTION_2_STOPWORDS = {"the", "at", "in", "of", "a", "for", "on", "was", "how", "much"}
+CONTENT = ("lakeford", "millbrook", "northvale", "rainfall", "rain", "station", "report", "annual", "archive", "2006",
+           "2017", "2018", "ferry", "lighthouse", "market", "reservoir", "gauge", "harbour", "quay", "logbook")
+H_REPEAT_UNSEEN = ("inputs drawn for this check: section 2's normalise (lower case, possessive 's and punctuation "
+                   "dropped, its stopwords dropped, a set), then Jaccard = shared / all words >= threshold with any "
+                   "of the last `window` earlier inputs.")
+
+
+def normalise(text: str) -> set:
+    """Section 2's normalise: the check's reference."""
+    words = re.findall(r"\w+", text.lower().replace("'s", ""))
+    return {w for w in words if w not in SECTION_2_STOPWORDS}
+
+
+def _jaccard(a: set, b: set) -> float:
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def _written(rng, words: list) -> str:
+    """`words` as a model might write them: shuffled, any case, stopwords and punctuation around them."""
+    words = list(words)
+    rng.shuffle(words)
+    out = []
+    for word in words:
+        if rng.random() < 0.3:
+            out.append(rng.choice(sorted(SECTION_2_STOPWORDS)))
+        out.append(rng.choice([word, word.upper(), word.title()]) + ("'s" if rng.random() < 0.1 else ""))
+    return " ".join(out) + rng.choice(["", "?", ",", "."])
+
+
+def unseen_repeats(count: int = 6) -> list:
+    """(text, earlier, threshold, window, repeat?) drawn for this check; in some the threshold is exactly the
+    overlap with one earlier input, the boundary the rule includes."""
+    rng, drawn = cases(), []
+    for _ in range(count):
+        earlier = [_written(rng, rng.sample(CONTENT, rng.randint(2, 5))) for _ in range(rng.randint(0, 5))]
+        window = rng.randint(1, 4)
+        if earlier and rng.random() < 0.7:
+            base = sorted(normalise(rng.choice(earlier)))
+            keep = rng.sample(base, max(1, len(base) - rng.randint(0, 2)))
+            text = _written(rng, keep + rng.sample([w for w in CONTENT if w not in base], rng.randint(0, 2)))
+        else:
+            text = _written(rng, rng.sample(CONTENT, rng.randint(2, 5)))
+        overlaps = [_jaccard(normalise(text), normalise(e)) for e in earlier[-window:]]
+        threshold = (rng.choice([o for o in overlaps if o > 0]) if any(overlaps) and rng.random() < 0.4
+                     else rng.choice([0.5, 0.6, 0.7, 0.8]))
+        drawn.append((text, earlier, threshold, window, any(o >= threshold for o in overlaps),
+                      "inputs drawn for this check", H_REPEAT_UNSEEN))
+    return drawn
+
+
 def guard_with(is_repeat, threshold: float = 0.7, window: int = 3):
     """Section 2's tiny guard, with the learner's check: a hint, a sharper hint, then StopRun on the third strike."""
     inputs, strikes = [], []
@@ -116,14 +165,14 @@ def _repeat(is_repeat):
     if not callable(is_repeat):
         raise Fail("your answer", "a function is_repeat(text, earlier, threshold, window) -> bool", repr(is_repeat),
                    "define it with def.")
-    for text, earlier, threshold, window, repeat, what, hint in REPEAT_CASES:
+    for text, earlier, threshold, window, repeat, what, hint in REPEAT_CASES + unseen_repeats():
         said = call(is_repeat, text, list(earlier), threshold, window, case=what, hint=hint)
         if said is None:
             raise Fail(f"{what}: is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})", f"{repeat}",
                        "None", "your function returned nothing: did it forget `return`?")
         if bool(said) != repeat:
             raise Fail(f"{what}: is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})",
-                       f"{repeat}", f"{said!r}", hint)
+                       f"{repeat}", shown(said), hint)
     runs = {}
     for task_id in ("paraphrases", "near-identical", "wettest-of-five", "two-towns"):
         task = task_by_id(task_id)
@@ -187,6 +236,34 @@ USELESS_CASES = [  # (result, question, earlier useful results, useless?, what, 
 ]
 
 
+H_USELESS_UNSEEN = ("a result drawn for this check: useless if it starts with 'error:', is empty or says nothing was "
+                    "found, shares no content word (section 2's normalise) with the question or an earlier useful "
+                    "result (a bare number never is off-topic), or holds no word not seen already.")
+TOWNS = ("Lakeford", "Millbrook", "Northvale")
+OFF_TOPIC = ("ferry", "sails", "hourly", "bakery", "opens", "noon", "museum", "closed", "Mondays", "tickets")
+
+
+def unseen_result() -> tuple:
+    """(result, question, earlier, useless?) drawn for this check, one of section 1's kinds, built so that the
+    answer does not depend on which stopword list is used."""
+    rng = cases()
+    town, year = rng.choice(TOWNS), rng.randint(1990, 2023)
+    question = f"How much rain fell at {town} in {year}?"
+    figure, before = rng.sample(range(500, 1500), 2)
+    earlier = [f"The {town} station recorded {before} mm of rain in {year - 1}."] if rng.random() < 0.5 else []
+    kind = rng.choice(["error", "none", "empty", "useful", "off", "number", "old"])
+    result, useless = {
+        "error": (f"error: the search service for {town} is down (HTTP {rng.choice([500, 502, 503])})", True),
+        "none": (f"No results for '{town} rainfall {year}'.", True),
+        "empty": (rng.choice(["", "   "]), True),
+        "useful": (f"In {year}, the {town} station recorded {figure} mm of rain.", False),
+        "off": (" ".join(rng.sample(OFF_TOPIC, 4)).capitalize() + ".", True),
+        "number": (str(figure), False),
+        "old": (earlier[0] if earlier else f"Rain fell at {town} in {year}.", True),
+    }[kind]
+    return result, question, earlier, useless
+
+
 def useless_guard(is_useless, question: str):
     """A tiny guard on results: a hint for a useless one, StopRun at the third in a row; useful results are kept."""
     useful, strikes = [], []
@@ -214,14 +291,15 @@ def _useless(is_useless):
     if not callable(is_useless):
         raise Fail("your answer", "a function is_useless(result, question, earlier) -> bool", repr(is_useless),
                    "define it with def.")
-    for result, question_text, earlier, useless, what, hint in USELESS_CASES:
-        shown = f"is_useless({result!r}, {question_text!r}, earlier={earlier})"
-        said = call(is_useless, result, question_text, list(earlier), case=f"{what}: {shown}", hint=hint)
+    drawn = [(*unseen_result(), "a result drawn for this check", H_USELESS_UNSEEN) for _ in range(8)]
+    for result, question_text, earlier, useless, what, hint in USELESS_CASES + drawn:
+        shown_case = f"is_useless({result!r}, {question_text!r}, earlier={earlier})"
+        said = call(is_useless, result, question_text, list(earlier), case=f"{what}: {shown_case}", hint=hint)
         if said is None:
-            raise Fail(f"{what}: {shown}", f"{useless}", "None",
+            raise Fail(f"{what}: {shown_case}", f"{useless}", "None",
                        "your function returned nothing: did it forget `return`?")
         if bool(said) != useless:
-            raise Fail(f"{what}: {shown}", f"{useless}", f"{said!r}", hint)
+            raise Fail(f"{what}: {shown_case}", f"{useless}", shown(said), hint)
     runs = {}
     for task_id in ("tool errors", "no results", "off-topic", "nothing new",
                     "refine-twice", "refine-then-compare", "two-sources", "decade-difference"):
@@ -245,6 +323,17 @@ def _useless(is_useless):
 # --- 08.break: a guard tuned on one suite, caught out by another ---------------------------
 
 
+PRINTED_THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # section 5b's table, for both designs
+
+
+def printed(runtime: Runtime) -> bool:
+    """Is this a setting section 5b prints the kills of: the defaults but for a threshold of its table and
+    the design?"""
+    default = Runtime()
+    changed = {f.name for f in fields(Runtime) if getattr(runtime, f.name) != getattr(default, f.name)}
+    return changed <= {"jaccard", "second_signal"} and runtime.jaccard in PRINTED_THRESHOLDS
+
+
 @exercise("08.break", "break", "A tuned guard that kills unseen work",
           "Set `runtime` to a Runtime(...) that kills no task of the tuning suite and at least one task of the "
           "held-out suite.")
@@ -252,6 +341,10 @@ def _break(runtime):
     if not isinstance(runtime, Runtime):
         raise Fail("your answer", "a Runtime(...)", type(runtime).__name__,
                    "write runtime = Runtime(jaccard=..., ...) with the settings of your choice.")
+    if printed(runtime):
+        raise Fail("your setting", "a setting section 5b does not print", repr(runtime),
+                   "section 5b's table already shows what that threshold and design kill on both suites: find a "
+                   "setting of your own, one that changes a knob the table does not vary.")
     tuning = [run.task.id for run in run_suite(load_suite("legit"), runtime) if run.killed]
     if tuning:
         raise Fail("the tuning suite (load_suite('legit'))", "no false kill: a setting the tuning suite calls safe",
