@@ -13,7 +13,8 @@ from ..scripted import ScriptedLLM
 from ..scripts import course_script
 from ..tasks import load_tasks
 from ..tools import default_executor
-from . import Fail, call, check_prediction, exercise, question
+from . import Fail, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 # --- 09.predict: what four paradigms cost on one task, from the ledgers ----------------------
 
@@ -45,18 +46,15 @@ def paradigm_costs() -> dict:
     return costs
 
 
-@exercise("09.predict", "predict", "What four paradigms cost",
-          "Set `prediction` to {paradigm: (LLM calls, tool calls)} on 'pioneers-mean', before running anything.")
-def _predict(prediction):
-    truth = paradigm_costs()
-    check_prediction(prediction, truth, what="paradigm",
-                     labels=("LLM calls", "tool calls"),
-                     hint=lambda name, guess, actual: WHY[name] + (". Section 4 runs ReAct and the hybrid on "
-                                                                   "'founders-sum', whose key path has the same "
-                                                                   "shape."),
-                     case=lambda name: f"{name} on {PREDICT_TASK!r}")
-    return ("The ledgers agree: " + " ".join(f"{name} {truth[name]}: {why}." for name, why in WHY.items())
-            + " ReWOO is the cheapest and, on this task, wrong: its plan could not read the four years it needed.")
+prediction("09.predict", "What four paradigms cost",
+           "Set `prediction` to {paradigm: (LLM calls, tool calls)} on 'pioneers-mean', before running anything.",
+           Prediction(truth=paradigm_costs, labels=("LLM calls", "tool calls"), why=WHY,
+                      case=lambda name: f"{name} on {PREDICT_TASK!r}",
+                      done=lambda truth: "ReWOO is the cheapest and, on this task, wrong: its plan could not read the "
+                                         "four years it needed.",
+                      pointer="count the key path's tool calls first, then each paradigm's model calls around them: "
+                              "section 4 runs ReAct and the hybrid on 'founders-sum', whose key path has the same "
+                              "shape, and section 1 says what a ReWOO run costs."))
 
 
 # --- 09.plan: a ReWOO plan validator --------------------------------------------------------
@@ -90,13 +88,52 @@ PLANS = [  # (plan text, the variable at fault or None for a valid plan, what, h
 ]
 
 
+H_UNSEEN = ("a plan drawn for this check: read each evidence line (#Ek = Tool[input]) in order; every #E reference "
+            "in an input must name a variable defined on an EARLIER line (whole numbers: #E1 is not #E10), none "
+            "defined twice; the message names the variable at fault.")
+
+
+def unseen_plan() -> tuple:
+    """(plan text, the variable at fault or None) drawn for this check: up to 10 lines, references up to #E19,
+    with Plan: notes that mention any variable, and at most one fault, built in."""
+    rng = cases()
+    count = rng.randint(2, 10)  # parse_rewoo_plan refuses more than 10 steps: not this exercise's rule
+    fault_kind = rng.choice([None, None, "forward", "missing", "self", "twice"])
+    fault_line = rng.randint(1, count)
+    lines, fault = [], None
+    for k in range(1, count + 1):
+        if rng.random() < 0.3:
+            lines.append(f"Plan: step {k}, which may use #E{rng.randint(1, count + 3)}.")
+        refs = [f"#E{j}" for j in rng.sample(range(1, k), min(k - 1, rng.randint(0, 2)))]
+        variable = f"#E{k}"
+        if k == fault_line and fault_kind == "forward" and k < count:
+            refs.append(f"#E{rng.randint(k + 1, count)}")
+            fault = refs[-1]
+        elif k == fault_line and fault_kind == "missing":
+            refs.append(f"#E{rng.randint(max(10, count + 1), 19)}")  # #E1x where #E1 exists
+            fault = refs[-1]
+        elif k == fault_line and fault_kind == "self":
+            refs.append(variable)
+            fault = variable
+        elif k == fault_line and fault_kind == "twice" and k > 1:
+            variable = f"#E{rng.randint(1, k - 1)}"
+            fault = variable
+        tool, text = rng.choice([("Search", "Ada Lovelace"), ("Calculate", "12 + 30"), ("Search", "Grace Hopper")])
+        lines.append(f"{variable} = {tool}[{' '.join(refs) if refs and tool == 'Calculate' else text}"
+                     f"{' ' + ' '.join(refs) if refs and tool != 'Calculate' else ''}]".replace("[ ", "["))
+        if variable != f"#E{k}":
+            break  # a variable defined twice ends the plan: what follows would be ambiguous anyway
+    return "\n".join(lines), fault
+
+
 @exercise("09.plan", "build", "A ReWOO plan validator",
           "Write `check_plan(text)`: None for a plan that can run, else a message naming the #E variable at fault.")
 def _validate(check_plan):
     if not callable(check_plan):
         raise Fail("your answer", "a function check_plan(text) -> None or a message", repr(check_plan),
                    "define it with def.")
-    for text, fault, what, hint in PLANS:
+    drawn = [(*unseen_plan(), "a plan drawn for this check", H_UNSEEN) for _ in range(8)]
+    for text, fault, what, hint in PLANS + drawn:
         said = call(check_plan, text, case=what, hint=hint)
         shown = text.replace("\n", " | ")
         if fault is None and said is not None:
@@ -118,7 +155,8 @@ def _validate(check_plan):
         if said is not None:
             raise Fail(f"the stand-in's plan for {t.id!r}: {plan!r}", "None (parse_rewoo_plan accepts it)",
                        repr(said), H_VALID)
-    return (f"Your validator agrees with agentkit.rewoo.parse_rewoo_plan on {len(PLANS)} plans you had not seen and "
+    return (f"Your validator agrees with agentkit.rewoo.parse_rewoo_plan on {len(PLANS) + len(drawn)} plans you had "
+            "not seen and "
             f"lets the stand-in's own plans for {len(tasks)} tasks run ({len(planner.calls)} planner calls in its "
             "ledger). A refused plan costs its one planner call and no tool call: the check runs before any tool.")
 
@@ -126,6 +164,17 @@ def _validate(check_plan):
 # --- 09.break: a plan the validator accepts, and that cannot work ------------------------------
 
 BLIND_TASK = "woz-torvalds"
+
+
+PRINTED_PLANS = [  # the blind plans sections 2 and 7 print for this very task
+    "#E1 = Search[Steve Wozniak]\n#E2 = Search[Linus Torvalds]\n#E3 = Calculate[#E2 - #E1]",
+]
+
+
+def _evidence(plan: str) -> list:
+    """The plan's evidence lines as (tool, input) pairs, spaces folded: what a plan does, whatever its notes say."""
+    return [(tool, " ".join(text.split())) for _, tool, text in
+            re.findall(r"#E(\d+)\s*=\s*(\w+)\s*\[(.*)\]", plan)]
 
 
 def planner_says(plan: str) -> ScriptedLLM:
@@ -147,7 +196,19 @@ def _break(plan):
         raise Fail("parse_rewoo_plan(plan)", "a valid plan", f"PlanError: {error}",
                    "a blind plan is a VALID plan: every reference points to an earlier line, and the validator has "
                    "nothing to refuse (section 2, 'Planning blind').") from None
+    if _evidence(plan) in [_evidence(p) for p in PRINTED_PLANS]:
+        raise Fail("your plan", "a blind plan of your own", plan.replace("\n", " | ")[:200],
+                   "sections 2 and 7 print that very plan and its run already: write another one that goes wrong "
+                   "for the same reason.")
     the_task = task(BLIND_TASK)
+    needed = [step[len("Search["):-1] for step in the_task.key_path if step.startswith("Search[")]
+    searched = " ".join(text for tool, text in _evidence(plan) if tool.lower() == "search").casefold()
+    missing = [name for name in needed if name.casefold() not in searched]
+    if missing:
+        raise Fail(f"your plan for {BLIND_TASK!r}: {the_task.question}", f"searches for {', '.join(needed)}",
+                   f"no search for {', '.join(missing)}",
+                   "a plan for this question looks up what this question needs, and goes wrong only because it "
+                   "cannot read what it found: a plan for another question proves nothing about this one.")
     llm, tools = planner_says(plan), default_executor()
     agent = ReWOOAgent(llm, tools)
     answer = agent.run(the_task.question, verbose=False)
@@ -172,6 +233,7 @@ def _break(plan):
 # --- 09.noise: turn the errors up until the ranking flips -------------------------------------
 
 NOISE_PARADIGMS = ("ReAct", "Plan-and-Execute")
+PRINTED_RATES = (0.05, 0.1, 0.2, 0.3)  # the rates of section 5's shipped sweep
 
 
 def noisy_run(paradigm: str, rate: float, seed: int = 0) -> tuple:
@@ -197,6 +259,10 @@ def _noise(rate):
     if isinstance(rate, bool) or not isinstance(rate, (int, float)):
         raise Fail("your answer", "a number: the error rate per reply", type(rate).__name__,
                    "write rate = 0.something.")
+    if rate in PRINTED_RATES:
+        raise Fail("your rate", "a rate section 5 does not print", repr(rate),
+                   "section 5's sweep prints that rate already, for both paradigms: choose a rate it does not "
+                   "show, and predict from its curves what happens there.")
     if not 0 < rate <= 1:
         raise Fail("your rate", "a rate above 0 and at most 1", repr(rate),
                    "at rate 0 the stand-in is a perfect reader: Plan-and-Execute gets every task right there. Turn the "

@@ -13,7 +13,8 @@ from ..react import REACT_MARKER, ReActAgent
 from ..scripted import Rule, ScriptedLLM
 from ..tasks import load_tasks, numbers_in
 from ..tools import default_executor
-from . import Fail, NotDone, call, exercise, question
+from . import Fail, NotDone, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 
 def multi_hop() -> list:
@@ -51,31 +52,23 @@ WHY = {
 }
 
 
-@exercise("10.predict", "predict", "What two more steps change",
-          "Set `prediction` to {'broken': n, 'fixed': n, 'P95 steps, version 3': x} for version 3 against version 1 "
-          "on the multi-hop tasks, before running anything.")
-def _predict(prediction):
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", "a dict {'broken': n, 'fixed': n, 'P95 steps, version 3': x}",
-                   type(prediction).__name__, "copy the dict from the exercise cell and fill in the numbers.")
+def flips() -> dict:
     before, after = reports()
     comparison = compare(before, after)
-    truth = {"broken": len(comparison.broken), "fixed": len(comparison.fixed),
-             "P95 steps, version 3": after.summary.p95_steps}
-    for name, actual in truth.items():
-        guess = prediction.get(name)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = float(guess)
-        except (TypeError, ValueError):
-            raise Fail(name, "a number", repr(guess), "write a number.") from None
-        if abs(guess - actual) > 0.05:
-            raise Fail(f"{name}, version 3 (ReAct, max_steps 7) against version 1 (max_steps 5), "
-                       f"{len(before.runs)} multi-hop tasks", f"{actual:g} from the reports", f"{guess:g}",
-                       WHY[name] + ". Section 6's early-stop review of version 1 names those three runs.")
-    return (f"The reports agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
-            + " One change per version, and every flip has one cause.")
+    return {"broken": len(comparison.broken), "fixed": len(comparison.fixed),
+            "P95 steps, version 3": after.summary.p95_steps}
+
+
+prediction("10.predict", "What two more steps change",
+           "Set `prediction` to {'broken': n, 'fixed': n, 'P95 steps, version 3': x} for version 3 against version 1 "
+           "on the multi-hop tasks, before running anything.",
+           Prediction(truth=flips, labels=("",), why=WHY, source="the reports",
+                      tolerance=lambda row, label, actual: 0.05,
+                      case=lambda row: f"{row}, version 3 (ReAct, max_steps 7) against version 1 (max_steps 5), "
+                                       "the multi-hop tasks",
+                      done=lambda truth: "One change per version, and every flip has one cause.",
+                      pointer="reason task by task: which version-1 runs ended for want of steps? Section 6's "
+                              "early-stop review of version 1 names them; then place the P95 as section 2 does."))
 
 
 # --- 10.p95: the 95th percentile of the steps ------------------------------------------------
@@ -96,6 +89,13 @@ P95_CASES = [  # (steps, hint for a mismatch that diagnose() cannot name)
     ([4, 4, 3, 4, 4, 4, 4, 3, 3, 3, 3, 3, 5, 5, 5], H_POSITION),
     (list(range(1, 41)), H_POSITION),
 ]
+
+
+def unseen_lists(count: int = 4) -> list:
+    """Step counts drawn for this check: unsorted, with repeats, of lengths 1 to 40."""
+    rng = cases()
+    return [([rng.randint(1, 12) for _ in range(rng.choice([1, 2, 3, 7, 15, 20, 21, 40]))], H_INTERPOLATE)
+            for _ in range(count)]
 
 
 def _linear(values) -> float:
@@ -124,7 +124,7 @@ def diagnose(values, said, hint: str) -> str:
 def _p95(p95):
     if not callable(p95):
         raise Fail("your answer", "a function p95(values) -> float", repr(p95), "define it with def.")
-    for values, hint in P95_CASES:
+    for values, hint in P95_CASES + unseen_lists():
         truth = float(np.percentile(values, 95))
         said = call(p95, list(values), case=f"p95({values})", hint=hint)
         if said is None:
@@ -173,6 +173,19 @@ COMPARE_CASES = [  # (before, after, broken, fixed, what, hint)
 ]
 
 
+def unseen_reports() -> tuple:
+    """(before, after, broken, fixed) drawn for this check: 3 to 9 tasks, the second report in another order."""
+    rng = cases()
+    ids = rng.sample(["hopper-born", "woz-jobs", "multiply", "founders-sum", "ada-age", "git-author", "x1", "y2",
+                      "bridge-babbage", "pioneers-mean"], rng.randint(3, 9))
+    before = {i: rng.random() < 0.6 for i in ids}
+    after = {i: rng.random() < 0.6 for i in ids}
+    order = list(ids)
+    rng.shuffle(order)
+    return (rows(*before.items()), rows(*((i, after[i]) for i in order)),
+            sorted(i for i in ids if before[i] and not after[i]), sorted(i for i in ids if after[i] and not before[i]))
+
+
 def _ids(value) -> list:
     return sorted(str(v) for v in value)
 
@@ -184,7 +197,8 @@ def _compare(compare_runs):
     if not callable(compare_runs):
         raise Fail("your answer", "a function compare_runs(before, after) -> (broken, fixed)", repr(compare_runs),
                    "define it with def.")
-    for before, after, broken, fixed, what, hint in COMPARE_CASES:
+    drawn = [(*unseen_reports(), "two reports drawn for this check", H_PAIR) for _ in range(3)]
+    for before, after, broken, fixed, what, hint in COMPARE_CASES + drawn:
         shown = (f"before {[(r.task_id, r.correct) for r in before.runs]}, "
                  f"after {[(r.task_id, r.correct) for r in after.runs]}")
         said = call(compare_runs, before.runs, after.runs, case=f"{what}: {shown}", hint=hint)
