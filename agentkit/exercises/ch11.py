@@ -18,7 +18,8 @@ from ..scripts.native import DISEASES, TASKS, sick_tool_caller
 from ..scripts.native import call as stand_in_call
 from ..scripts.react import CHECKPOINT_QUESTION
 from ..tools import default_executor
-from . import Fail, call, check_prediction, exercise, question
+from . import Fail, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 # --- 11.predict: what a bad call costs, from the ledgers --------------------------------------
 
@@ -54,17 +55,13 @@ def bad_call_costs() -> dict:
     return costs
 
 
-@exercise("11.predict", "predict", "What a bad tool call costs",
-          "Set `prediction` to {run: (LLM calls, format failures, tool runs)} for the four runs, before running "
-          "anything.")
-def _predict(prediction):
-    truth = bad_call_costs()
-    check_prediction(prediction, truth, what="run",
-                     labels=("LLM calls", "format failures", "tool runs"),
-                     hint=lambda name, guess, actual: WHY[name] + (". Section 4 lists what the loop does with each "
-                                                                   "bad call, and prints the recovering runs."),
-                     case=lambda name: f"{name}, max_steps=4")
-    return "The ledgers agree: " + " ".join(f"{name}: {truth[name]}, {why}." for name, why in WHY.items())
+prediction("11.predict", "What a bad tool call costs",
+           "Set `prediction` to {run: (LLM calls, format failures, tool runs)} for the four runs, before running "
+           "anything.",
+           Prediction(truth=bad_call_costs, labels=("LLM calls", "format failures", "tool runs"), why=WHY,
+                      case=lambda name: f"{name}, max_steps=4",
+                      pointer="section 4 lists what the loop does with each bad call (fed back, or run), and prints "
+                              "the recovering runs: follow each run step by step, and mind the repeat fuse."))
 
 
 # --- 11.schema: check one tool call against its schema -----------------------------------------
@@ -108,6 +105,39 @@ SCHEMA_CASES = [  # (tool name, arguments text, schemas, valid?, what, hint)
 ]
 
 
+H_UNSEEN = ("a call drawn for this check, against schemas drawn for it: the name must be one of theirs, the "
+            "arguments a JSON object, with every required field, no field the schema lacks, each of its type; "
+            "read all of that from the schema itself.")
+NAMES = ("Convert", "Translate", "Lookup", "Weather", "Search", "Finish", "Calculate", "Rate")
+FIELDS = ("amount", "text", "city", "query", "input", "answer", "expression", "word")
+
+
+def unseen_call() -> tuple:
+    """(name, arguments, schemas, valid?) drawn for this check: two or three tools with their own field names,
+    and a call that is right or wrong in one way, built in."""
+    rng = cases()
+    tools = dict(zip(rng.sample(NAMES, rng.randint(2, 3)), rng.sample(FIELDS, 3)))
+    schemas = [_schema(name, field) for name, field in tools.items()]
+    name = rng.choice(list(tools))
+    field = tools[name]
+    arguments, valid = {field: rng.choice(["Oslo", "12 EUR", "Ada Lovelace", "17 * 23"])}, True
+    slip = rng.choice([None, None, "name", "json", "object", "missing", "type", "extra"])
+    if slip == "name":
+        name = rng.choice([n for n in NAMES if n not in tools])
+    elif slip == "missing":
+        arguments = {rng.choice([f for f in FIELDS if f != field]): arguments[field]}
+    elif slip == "type":
+        arguments[field] = rng.choice([4, 2.5, None, True, ["Oslo"], {"v": 1}])
+    elif slip == "extra":
+        arguments[rng.choice([f for f in FIELDS if f != field])] = "3"
+    text = json.dumps(arguments)
+    if slip == "json":
+        text = rng.choice([text.replace('"', "'"), text[:-1], "", f"{field}: Oslo"])
+    elif slip == "object":
+        text = json.dumps(rng.choice([[arguments[field]], arguments[field], None, 3]))
+    return name, text, schemas, slip is None
+
+
 def _stand_in_calls() -> list:
     """Every tool call in the ledgers of the sick stand-ins (each sends its bad call, then recovers)."""
     calls = []
@@ -126,7 +156,8 @@ def _schema_check(validate_call):
         raise Fail("your answer", "a function validate_call(name, arguments, schemas) -> None or a message",
                    repr(validate_call), "define it with def.")
     course = tool_schemas(default_executor())
-    for name, arguments, schemas, valid, what, hint in SCHEMA_CASES:
+    drawn = [(*unseen_call(), "a call drawn for this check", H_UNSEEN) for _ in range(8)]
+    for name, arguments, schemas, valid, what, hint in SCHEMA_CASES + drawn:
         schemas = schemas or course
         shown = f"{name}({arguments}) against {[s['function']['name'] for s in schemas]}"
         said = call(validate_call, name, arguments, [json.loads(json.dumps(s)) for s in schemas],
@@ -197,6 +228,29 @@ REPLAY_CASES = [  # (request, the reply it must find or None, what, hint)
 ]
 
 
+QUESTIONS = ("Who wrote Git?", "What is 17 * 23?", "Who designed the Analytical Engine?", "Where is Oslo?",
+             "When was Ada Lovelace born?", "How old was Turing?")
+
+
+def unseen_cassette() -> tuple:
+    """(entries, request, the reply it must find or None) drawn for this check: requests that differ only in
+    tools or temperature, a request recorded twice, keys in another order, or a request never recorded."""
+    rng = cases()
+    variants = [(q, tools, t) for q in rng.sample(QUESTIONS, 3) for tools in (None, SEARCH_ONLY) for t in (0, 0.7)]
+    recorded = rng.sample(variants, rng.randint(2, 6))
+    entries = [_entry(_request(f"Question: {q}", tools=tools, temperature=t), f"reply {n}")
+               for n, (q, tools, t) in enumerate(recorded)]
+    if rng.random() < 0.4:
+        again = rng.randrange(len(recorded))
+        entries.insert(rng.randint(again + 1, len(entries)), _entry(entries[again]["request"], "a later recording"))
+    if rng.random() < 0.25:
+        q, tools, t = rng.choice([v for v in variants if v not in recorded])
+        return entries, _request(f"Question: {q}", tools=tools, temperature=t), None
+    n = rng.randrange(len(recorded))
+    q, tools, t = recorded[n]
+    return entries, _request(f"Question: {q}", tools=tools, temperature=t, reversed_keys=rng.random() < 0.3), f"reply {n}"
+
+
 class LearnersReplay:
     """A replaying LLM whose lookup is the learner's function; it keeps no ledger of its own."""
 
@@ -221,17 +275,22 @@ def _replay(find_entry):
     if not callable(find_entry):
         raise Fail("your answer", "a function find_entry(entries, request) -> entry or None", repr(find_entry),
                    "define it with def.")
-    for request, reply, what, hint in REPLAY_CASES:
-        question_text = request["messages"][1]["content"]
+    drawn = [unseen_cassette() for _ in range(4)]
+    cases_ = [(CASSETTE, request, reply, what, hint) for request, reply, what, hint in REPLAY_CASES]
+    cases_ += [(entries, request, reply, "a cassette drawn for this check", H_CONTENT) for entries, request, reply in drawn]
+    for cassette, request, reply, what, hint in cases_:
+        question_text = next(m["content"] for m in request["messages"] if m["role"] == "user")
         tools = "Search" if request["tools"] else None
-        shown = f"{question_text!r}, tools {tools}, temperature {request['temperature']}"
-        entry = call(find_entry, [json.loads(json.dumps(e)) for e in CASSETTE], request, case=f"{what}: {shown}",
+        where = f"{question_text!r}, tools {tools}, temperature {request['temperature']}"
+        if cassette is not CASSETTE:
+            where += f", on a cassette of {len(cassette)} entries"
+        entry = call(find_entry, [json.loads(json.dumps(e)) for e in cassette], request, case=f"{what}: {where}",
                      hint=hint)
         got = entry.get("reply") if isinstance(entry, dict) else entry
         if got != reply:
             if entry is None:
                 hint += " (None means a miss: if your function returned nothing, did it forget `return`?)"
-            raise Fail(f"{what}: {shown}", f"the entry whose reply is {reply!r}" if reply else "None (a miss)",
+            raise Fail(f"{what}: {where}", f"the entry whose reply is {reply!r}" if reply else "None (a miss)",
                        f"{got!r}" if isinstance(entry, dict) or entry is None else repr(entry)[:120], hint)
     with tempfile.TemporaryDirectory() as folder:
         cassette = Path(folder) / "checkpoint.jsonl"

@@ -15,7 +15,10 @@ from ..react import ReActAgent
 from ..scripts.world import FILL, STANDUP_QUESTION, TIDY_QUESTION
 from ..tools import KnowledgeBase
 from ..world import SAMPLE_NOTES, World, world_executor
-from . import Fail, call, check_prediction, exercise, question
+import re
+
+from . import Fail, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 
 @contextmanager
@@ -65,15 +68,13 @@ WHY = {
 }
 
 
-@exercise("12.predict", "predict", "What the store loses behind each gate",
-          "Set `prediction` to {setting: (notes left, messages sent)} for the four settings, before running anything.")
-def _predict(prediction):
-    truth = store_losses()
-    check_prediction(prediction, truth, what="setting", labels=("notes left", "messages sent"),
-                     hint=lambda name, guess, actual: WHY[name] + ". The stand-in makes every call the page asks "
-                                                                  "for, whatever happened to the one before.",
-                     case=lambda name: f"{name}, the injected tidy run", source="the store after the run")
-    return f"The stores agree: {truth}. " + " ".join(f"{k}: {v}." for k, v in WHY.items())
+prediction("12.predict", "What the store loses behind each gate",
+           "Set `prediction` to {setting: (notes left, messages sent)} for the four settings, before running anything.",
+           Prediction(truth=store_losses, labels=("notes left", "messages sent"), why=WHY,
+                      case=lambda name: f"{name}, the injected tidy run", source="the store after the run",
+                      pointer="the stand-in makes every call the page asks for, whatever happened to the one "
+                              "before; for each setting, ask which of the page's two calls the gate lets run "
+                              "(sections 3, 4 and 6)."))
 
 
 # --- 12.policy: the team's approval policy -------------------------------------------------------
@@ -101,6 +102,26 @@ VERDICT_HINT = ("return a Verdict from agentkit.approval, for example Verdict(\"
                 "the gate reads its action and who decided.")
 
 
+H_UNSEEN = ("a call drawn for this check: decide by call.effect and call.source only: a write runs unless its source "
+            "says a tool's output asked for it (\"call N: ...\"), then it is denied; a send is a dry run; a delete "
+            "is denied.")
+TOOL_NAMES = ("ArchiveNote", "RenameNote", "PostToChat", "EmailTeam", "DropNotes", "WipeFolder", "TagNote", "Notify")
+
+
+def unseen_calls(count: int = 8) -> list:
+    """Calls drawn for this check: tools the learner has never seen, each with an effect and a source."""
+    rng, drawn = cases(), []
+    for number in range(count):
+        tool, effect = rng.choice(TOOL_NAMES), rng.choice(["write", "send", "delete", "write"])
+        injected = rng.random() < 0.5
+        source = (f"call {rng.randint(1, 5)}: ReadPage[{rng.choice(['wiki', 'policy', 'help'])}] named {tool} in "
+                  "its output" if injected else OWN_IDEA.format(tool=tool))
+        wanted = {"send": "dry_run", "delete": "deny"}.get(effect, "deny" if injected else "run")
+        drawn.append((tool, rng.choice(["all", "notes: tidy", "team: hello", "2023"]), effect, source, wanted,
+                      "a call drawn for this check", H_UNSEEN))
+    return drawn
+
+
 def _ask(policy, c: Call, what: str, hint: str) -> GateVerdict:
     said = call(policy, c, case=f"{what}: {c.tool}[{c.argument}]", hint=hint)
     if not isinstance(said, GateVerdict):
@@ -115,7 +136,7 @@ def _ask(policy, c: Call, what: str, hint: str) -> GateVerdict:
 def _policy(policy):
     if not callable(policy):
         raise Fail("your answer", "a function team_policy(call) -> Verdict", repr(policy)[:100], "define it with def.")
-    for number, (tool, argument, effect, source, wanted, what, hint) in enumerate(POLICY_CASES, 1):
+    for number, (tool, argument, effect, source, wanted, what, hint) in enumerate(POLICY_CASES + unseen_calls(), 1):
         c = Call(number, tool, argument, effect, f"would change something ({tool})", source.format(tool=tool))
         said = _ask(policy, c, what, hint)
         if said.action != wanted:
@@ -153,6 +174,21 @@ LEAK_HINTS = {
 }
 
 
+def _calls(page: str) -> list:
+    """The `call Tool[input]` instructions of a page, as the obedient stand-in reads them, spaces folded."""
+    return [(tool, " ".join(argument.split()).casefold()) for tool, argument in re.findall(r"call (\w+)\[([^\]]*)\]", page)]
+
+
+def printed_calls() -> list:
+    """The instructions of the page section 6 runs (data/world_pages.json's Wi-Fi troubleshooting page)."""
+    import json
+
+    from ..data import read_text
+
+    pages = json.loads(read_text("world_pages.json"))
+    return _calls(next(p["text"] for p in pages if p["title"] == "Wi-Fi troubleshooting"))
+
+
 def leak_run(page: str) -> tuple[World, GatedExecutor]:
     """The tidy run behind the default gate, with `page` as the note-keeping policy; the world stays open."""
     world = World.temporary(LEAK_NOTES)
@@ -167,6 +203,10 @@ def leak_run(page: str) -> tuple[World, GatedExecutor]:
 def _leak(page):
     if not isinstance(page, str) or not page.strip():
         raise Fail("your answer", "a str: the page's text", repr(page)[:100], "write the page as a string.")
+    if _calls(page) == printed_calls():
+        raise Fail("your page", "a leak of your own", f"the calls of section 6's page: {_calls(page)}",
+                   "section 6 runs that very attack already: make another note leave the machine, or the same "
+                   "one by other calls.")
     world, gate = leak_run(page)
     try:
         counts, queries = world.counts(), world.web_log()

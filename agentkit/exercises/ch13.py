@@ -5,7 +5,7 @@ from functools import lru_cache
 
 from ..memory import WorkingMemory
 from ..retrieval import reciprocal_rank_fusion
-from . import Fail, call, exercise, question
+from . import Fail, call, cases, exercise, question, shown
 
 # --- 13.hit: a yes-or-no recall ------------------------------------------------------------------
 
@@ -27,20 +27,39 @@ HIT_HINTS = {
 }
 
 
+H_HIT_UNSEEN = "a ranking drawn for this check: True when any id of `relevant` is among ranked[:k]."
+IDS = tuple(f"m{n}" for n in range(1, 16))
+
+
+def unseen_hits(count: int = 6) -> list:
+    """(ranked, relevant, k, hit?) drawn for this check; in half of them a relevant id sits exactly at k or k + 1."""
+    rng, drawn = cases(), []
+    for number in range(count):
+        ranked = rng.sample(IDS, rng.randint(0, 8))
+        k = rng.randint(1, 6)
+        relevant = set(rng.sample([i for i in IDS if i not in ranked], rng.randint(0, 2)))
+        if ranked and number % 2 == 0:
+            at = min(len(ranked), k + rng.choice([0, 0, 1])) - 1  # the k-th position, or just past it
+            relevant.add(ranked[at])
+        drawn.append((ranked, relevant, k, any(i in relevant for i in ranked[:k]), "a ranking drawn for this check"))
+    return drawn
+
+
 @exercise("13.hit", "build", "A yes-or-no recall",
           "Write `hit_at_k(ranked, relevant, k)`: True when a relevant id is among the first k of `ranked`.")
 def _hit(hit_at_k):
     if not callable(hit_at_k):
         raise Fail("your answer", "a function hit_at_k(ranked, relevant, k)", repr(hit_at_k), "define it with def.")
-    for number, (ranked, relevant, k, expected, what) in enumerate(HIT_CASES):
+    for number, (ranked, relevant, k, expected, what) in enumerate(HIT_CASES + unseen_hits()):
+        hint = HIT_HINTS.get(number, H_HIT_UNSEEN)
         said = call(hit_at_k, list(ranked), set(relevant), k, case=f"{what}: {ranked}, {relevant}, k={k}",
-                    hint=HIT_HINTS[number])
+                    hint=hint)
         if said is None:
             raise Fail(f"{what}: {ranked}, {relevant}, k={k}", repr(expected), "None",
                        "your function returned nothing: return True or False.")
         if bool(said) is not expected:
-            raise Fail(f"{what}: {ranked}, {relevant}, k={k}", repr(expected), repr(said), HIT_HINTS[number])
-    return (f"Right on all {len(HIT_CASES)} cases. Averaged over queries, hit@k is the share of questions whose "
+            raise Fail(f"{what}: {ranked}, {relevant}, k={k}", repr(expected), shown(said), hint)
+    return (f"Right on all {len(HIT_CASES) + 6} cases. Averaged over queries, hit@k is the share of questions whose "
             "answer reaches the prompt at all when k memories are retrieved: for a question with one relevant "
             "memory it equals recall@k.")
 
@@ -71,6 +90,18 @@ FUSE_HAND = [  # (keyword, dense, k, what the case is)
 ]
 
 
+def unseen_rankings(count: int = 3) -> list:
+    """(keyword, dense, k, what) drawn for this check: overlapping lists of ids, small and large k."""
+    rng = cases()
+    drawn = []
+    for _ in range(count):
+        pool = rng.sample(IDS, rng.randint(3, 12))
+        keyword = rng.sample(pool, rng.randint(0, len(pool)))
+        dense = rng.sample(pool, rng.randint(1, len(pool)))
+        drawn.append((keyword, dense, rng.choice([1, 2, 10, 60]), "two rankings drawn for this check"))
+    return drawn
+
+
 def _scores(rankings, k, combine):
     scores: dict = {}
     for ranking in rankings:
@@ -95,8 +126,9 @@ def _fuse_hint(keyword, dense, k, said, right) -> str:
 def _fuse(fuse):
     if not callable(fuse):
         raise Fail("your answer", "a function fuse(keyword_ids, dense_ids, k=60)", repr(fuse), "define it with def.")
-    cases = list(FUSE_HAND) + [(kw, dn, 60, f"the labelled query {q!r}") for q, kw, dn in real_rankings()]
-    for keyword, dense, k, what in cases:
+    checked = list(FUSE_HAND) + unseen_rankings() + [(kw, dn, 60, f"the labelled query {q!r}")
+                                                      for q, kw, dn in real_rankings()]
+    for keyword, dense, k, what in checked:
         right = reciprocal_rank_fusion([keyword, dense], k=k)
         said = call(fuse, list(keyword), list(dense), k, case=f"{what}, k={k}",
                     hint="fuse must not raise on any two lists of ids.")
@@ -148,7 +180,7 @@ def _budget(budget_for_two):
     try:
         budget = int(budget_for_two)
     except (TypeError, ValueError):
-        raise Fail("your budget", "a whole number of tokens", repr(budget_for_two), "write a number, e.g. 300.") from None
+        raise Fail("your budget", "a whole number of tokens", repr(budget_for_two), "write a whole number of tokens.") from None
     if budget < 1:
         raise Fail("your budget", "a positive number of tokens", str(budget), "a budget counts tokens: at least 1.")
     try:
