@@ -10,6 +10,7 @@ import pytest
 
 from agentkit import exercises
 from agentkit.exercises import NOT_DONE, check, progress, quiz, reset_progress
+from agentkit.exercises.predictions import Prediction
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,9 +77,28 @@ def each_has_a_solution_and_a_wrong_answer(chapter: str, wrong) -> set[str]:
 
 
 def fails_with_hint(id: str, wrong, hint: str) -> None:
-    """A typical wrong answer: the check says "wrong" and gives the hint meant for that mistake."""
-    verdict = answer(id, wrong)
-    assert verdict.status == "wrong" and hint in verdict.text, verdict.text
+    """A typical wrong answer: the check says "wrong" and gives the hint meant for that mistake.
+
+    A wrong prediction says which rows are off and in which direction, and shows neither the true numbers nor
+    why they are what they are (the hint meant for a row) until the learner asks: then it shows both."""
+    exercise = exercises.REGISTRY.exercises.get(id)
+    if exercise is None or not isinstance(exercise.checker, Prediction) or not isinstance(wrong, dict):
+        verdict = answer(id, wrong)
+        assert verdict.status == "wrong" and hint in verdict.text, verdict.text
+        return
+    exercises.REGISTRY.tries.pop(id, None)
+    verdict = check(id, wrong)
+    assert verdict.status == "wrong", verdict.text
+    truth = exercise.checker.truth()
+    for row, actual in truth.items():
+        assert f"{row}: {actual}" not in verdict.text and f"{row}: {tuple(actual) if isinstance(actual, list) else actual}" not in verdict.text
+    off = [row for row, actual in truth.items() if wrong.get(row) != actual]
+    assert off and all(f"{row} " in verdict.text for row in off) and " too " in verdict.text, verdict.text
+    if hint not in verdict.text:
+        revealed = check(id, wrong, reveal=True)
+        assert revealed.status == "wrong" and hint in revealed.text, revealed.text
+        assert all(f"{row}: " in revealed.text for row in truth)
+    exercises.REGISTRY.tries.pop(id, None)
 
 
 # Every chapter's worked solutions, checked here once; each chapter's test file tests its wrong answers.
@@ -167,9 +187,12 @@ def test_progress_is_kept_in_a_file_in_the_folder_and_reset_empties_it(tmp_path,
     assert not (tmp_path / ".agentkit-progress.json").exists()
 
 
-def test_an_unknown_exercise_names_the_known_ones():
-    with pytest.raises(KeyError, match="03.fuse"):
-        check("03.nope", 1)
+def test_an_unknown_id_is_a_verdict_that_names_the_known_ones():
+    for verdict in (check("03.nope", 1), quiz("03.q9"), quiz("03.q9", "a"), check("99.x", 1), check(None, 1),
+                    check(["03.fuse"], 1)):
+        assert verdict.status == "unknown" and "No " in verdict.text
+    assert "03.fuse" in check("03.nope", 1).text and "03.q1" in quiz("03.q9").text
+    assert "The chapters are" in check("99.x", 1).text and "No chapter" in progress("99")
 
 
 def test_the_instructors_command_runs_every_solution_in_a_folder(tmp_path):

@@ -142,8 +142,10 @@ def _find(kind: str, id):
     """The exercise or question `id`, or a Verdict saying there is none (and which ids there are)."""
     chapter = str(id).split(".")[0]
     table = REGISTRY.exercises if kind == "exercise" else REGISTRY.questions
-    if _load(chapter) and id in table:
-        return table[id]
+    if isinstance(id, str):
+        _load(chapter)
+        if id in table:
+            return table[id]
     known = sorted(i for i in table if i.split(".")[0] == chapter)
     where = (f"Chapter {chapter} has: {', '.join(known)}." if known else
              f"The chapters are {', '.join(CHAPTERS)}; ids look like \"03.fuse\" or \"03.q1\".")

@@ -118,13 +118,13 @@ GUARD_CASES = [  # (base, exponent, allowed?, what the case is)
     (10, 99, True, "a 100-digit number, inside the limit"),
     (10, 101, False, "just over the limit"),
     (10, 100, True, "exactly 1e100: 'at most' includes it"),
-    (-100, 50, True, "exactly 1e100 again, from a negative base"),
     (2, 332, True, "2 ** 332, just below 1e100"),
     (2, 333, False, "2 ** 333, just above 1e100"),
     (7, 300, False, "small numbers, a large result"),
     (9, 9**9, False, "9 ** (9 ** 9), section 3's power tower"),
     (-10, 101, False, "a negative base: the size is the same as for 10"),
     (-3, 3, True, "a small power of a negative base"),
+    (-100, 50, True, "exactly 1e100 again, from a negative base"),
     (0, 500, True, "zero to a large power is zero"),
     (1.5, 10000, False, "a float base far over the limit"),
     (0.5, 1000, True, "a fraction to a large power shrinks"),
@@ -139,11 +139,12 @@ GUARD_HINTS = {
     0: "a small power is fine: refuse only what would pass 1e100.",
     1: "10 ** 99 stays below 1e100: allow up to 100 digits.",
     2: "10 ** 101 is over 1e100: compare exponent * log10(|base|) with 100.",
-    3: H_AT_MOST, 4: H_AT_MOST, 5: H_NEAR, 6: H_NEAR,
-    7: "7 ** 300 has about 300 * log10(7), over 250 digits.",
-    8: "9 ** (9 ** 9) has hundreds of millions of digits (section 3 counts them).",
-    9: "log10 of a negative number is undefined: the size of (-10) ** 101 is that of 10 ** 101, so use abs(base).",
-    10: "(-3) ** 3 is -27: use abs(base), and allow a small result whatever its sign.",
+    3: H_AT_MOST, 4: H_NEAR, 5: H_NEAR,
+    6: "7 ** 300 has about 300 * log10(7), over 250 digits.",
+    7: "9 ** (9 ** 9) has hundreds of millions of digits (section 3 counts them).",
+    8: "log10 of a negative number is undefined: the size of (-10) ** 101 is that of 10 ** 101, so use abs(base).",
+    9: "(-3) ** 3 is -27: use abs(base), and allow a small result whatever its sign.",
+    10: "(-100) ** 50 is exactly 1e100: use abs(base), and <=, since the task says at most 1e100.",
     11: "log10(0) is undefined, and 0 to any positive power is 0: allow base 0 before taking the logarithm.",
     12: "1.5 ** 10000 is about 1e1760: floats overflow too. Compare exponent * log10(|base|) with 100.",
     13: "0.5 ** 1000 is tiny: keep the signs, exponent * log10(|base|) is negative here, so allow it.",
@@ -236,9 +237,9 @@ def _guard(power_allowed):
     if not is_error(tools.log[0].output) or tools.log[1].output != "1024":
         raise Fail("the calculator with your guard", "9**9**9 refused, 2**10 = 1024",
                    f"{tools.log[0].output!r}, {tools.log[1].output!r}", COMPUTE_HINT)
-    shown = "; ".join(f"{c.argument} -> {c.output}" for c in tools.log)
+    answers = "; ".join(f"{c.argument} -> {c.output}" for c in tools.log)
     return (f"Your guard passed {len(GUARD_CASES) + 6} cases without computing a single power, and in a calculator "
-            f"behind a registry: {shown}. agentkit's calculator adds the same estimate, and a bound on every "
+            f"behind a registry: {answers}. agentkit's calculator adds the same estimate, and a bound on every "
             "intermediate result.")
 
 

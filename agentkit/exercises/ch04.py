@@ -123,6 +123,12 @@ def unseen_plan() -> tuple:
     return raw, ([s.strip() for s in steps] if valid else None)
 
 
+def _accepts(parse, raw: str, steps: list, what: str, hint: str) -> None:
+    got = call(parse, raw, case=what, hint=hint)
+    if got != steps:
+        raise Fail(f"{what}: {raw!r}", repr(steps), shown(got), hint)
+
+
 def _rejects(parse, raw: str, what: str, hint: str) -> str:
     """The learner's parser must raise ValueError quoting the reply; returns the message."""
     try:
@@ -146,16 +152,15 @@ def _rejects(parse, raw: str, what: str, hint: str) -> str:
 def _validate(parse):
     if not callable(parse):
         raise Fail("your answer", "a function my_parse_plan(raw) -> list of str", repr(parse), "define it with def.")
-    drawn = [unseen_plan() for _ in range(8)]
-    accept = list(zip(ACCEPT, ACCEPT_HINTS)) + [((raw, steps, "a reply drawn for this check"), H_UNSEEN)
-                                                 for raw, steps in drawn if steps is not None]
-    reject = REJECT + [(raw, "a reply drawn for this check", H_UNSEEN) for raw, steps in drawn if steps is None]
-    for (raw, steps, what), hint in accept:
-        got = call(parse, raw, case=what, hint=hint)
-        if got != steps:
-            raise Fail(f"{what}: {raw!r}", repr(steps), shown(got), hint)
-    for raw, what, hint in reject:
+    for (raw, steps, what), hint in zip(ACCEPT, ACCEPT_HINTS):
+        _accepts(parse, raw, steps, what, hint)
+    for raw, what, hint in REJECT:
         _rejects(parse, raw, what, hint)
+    for raw, steps in [unseen_plan() for _ in range(8)]:
+        if steps is None:
+            _rejects(parse, raw, "a reply drawn for this check", H_UNSEEN)
+        else:
+            _accepts(parse, raw, steps, "a reply drawn for this check", H_UNSEEN)
     # The live run: Plan-and-Solve on the apples question, with your parser between planner and executor.
     llm = get_llm("fake")
     raw = llm.think(PLANNER_PROMPT.format(role=PLANNER_ROLE, max_steps=MAX_PLAN_STEPS, tools="",

@@ -341,10 +341,6 @@ def _break(runtime):
     if not isinstance(runtime, Runtime):
         raise Fail("your answer", "a Runtime(...)", type(runtime).__name__,
                    "write runtime = Runtime(jaccard=..., ...) with the settings of your choice.")
-    if printed(runtime):
-        raise Fail("your setting", "a setting section 5b does not print", repr(runtime),
-                   "section 5b's table already shows what that threshold and design kill on both suites: find a "
-                   "setting of your own, one that changes a knob the table does not vary.")
     tuning = [run.task.id for run in run_suite(load_suite("legit"), runtime) if run.killed]
     if tuning:
         raise Fail("the tuning suite (load_suite('legit'))", "no false kill: a setting the tuning suite calls safe",
@@ -358,6 +354,11 @@ def _break(runtime):
                    f"{runtime} kills none of the {len(heldout)}",
                    "this setting is safe on unseen work too, as far as this suite can tell. Section 5b's table shows, "
                    "for each design, the lowest threshold the tuning suite accepts: try the one it would have chosen.")
+    if printed(runtime):
+        raise Fail("your setting", "a setting section 5b does not print", repr(runtime),
+                   "right, and section 5b's table already shows it: what that threshold and design kill on both "
+                   "suites is printed there. Find a setting of your own, one that changes a knob the table does "
+                   "not vary.")
     first = killed[0]
     steps = "; ".join(f"{n}. {s.action}[{s.argument}]" for n, s in enumerate(first.agent.trace, 1))
     ladder = ", ".join(f"step {n.step} {n.kind} ({n.instability})" for n in first.interventions)

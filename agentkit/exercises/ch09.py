@@ -259,10 +259,6 @@ def _noise(rate):
     if isinstance(rate, bool) or not isinstance(rate, (int, float)):
         raise Fail("your answer", "a number: the error rate per reply", type(rate).__name__,
                    "write rate = 0.something.")
-    if rate in PRINTED_RATES:
-        raise Fail("your rate", "a rate section 5 does not print", repr(rate),
-                   "section 5's sweep prints that rate already, for both paradigms: choose a rate it does not "
-                   "show, and predict from its curves what happens there.")
     if not 0 < rate <= 1:
         raise Fail("your rate", "a rate above 0 and at most 1", repr(rate),
                    "at rate 0 the stand-in is a perfect reader: Plan-and-Execute gets every task right there. Turn the "
@@ -277,6 +273,10 @@ def _noise(rate):
                    "at such a rate both paradigms are near the floor, where little separates them: come down."
                    if high else "Plan-and-Execute is still not below ReAct. It makes more model calls per task, so at "
                    "a per-reply rate it meets more errors: go up a little (section 5's curves).")
+    if rate in PRINTED_RATES:
+        raise Fail("your rate", "a rate section 5 does not print", repr(rate),
+                   "right, and section 5's sweep prints that rate already, for both paradigms: choose a rate it "
+                   "does not show, and predict from its curves what happens there.")
     lines = []
     for name, (report, llms) in runs.items():
         calls = sum(len(llm.calls) for llm in llms)

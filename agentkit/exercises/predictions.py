@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from . import (NOT_DONE, REGISTRY, REVEAL_AFTER, Exercise, Fail, NotDone, Verdict, _wrong, exercise, is_stub,
-               shown)
+from . import (NOT_DONE, REGISTRY, REVEAL_AFTER, Exercise, Fail, NotDone, Verdict, _cut, _wrong, exercise,
+               is_stub, shown)
 
 
 @dataclass
@@ -35,12 +35,17 @@ def prediction(id: str, title: str, task: str, spec: Prediction) -> Prediction:
     return spec
 
 
+COUNT = {2: "a pair of whole numbers", 3: "three whole numbers"}
+
+
 def _numbers(value) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
 def _read(guess, width: int):
-    """A guess as a tuple of `width` numbers, or None if it is not one."""
+    """A guess as a tuple of `width` numbers, or None if it is not one (a row of one number is a bare number)."""
+    if width == 1 and isinstance(guess, (tuple, list)):
+        return None
     parts = _numbers(guess)
     if len(parts) != width or any(isinstance(p, bool) for p in parts):
         return None
@@ -68,6 +73,14 @@ def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
         answer = {}
     truth = {row: _numbers(actual) for row, actual in spec.truth().items()}
     missing = [row for row in truth if answer.get(row) is None or answer.get(row) is Ellipsis]
+    guesses = {}
+    for row, actual in truth.items():
+        if row not in missing:
+            guesses[row] = _read(answer[row], len(actual))
+            if guesses[row] is None:
+                raise Fail(spec.case(row), numbers if len(actual) == 1 else
+                           f"{COUNT.get(len(actual), f'{len(actual)} whole numbers')}: {numbers}",
+                           shown(answer[row]), f"write {numbers} for this row.")
     if missing and not reveal:
         raise NotDone()
     rows, first_wrong = [], None
@@ -76,9 +89,7 @@ def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
             rows.append(f"{row}: not written")
             first_wrong = first_wrong or (row, None, actual)
             continue
-        guess = _read(answer[row], len(actual))
-        if guess is None:
-            raise Fail(spec.case(row), numbers, shown(answer[row]), f"write {numbers} for this row.")
+        guess = guesses[row]
         off = [(label, g - a) for label, g, a in zip(spec.labels, guess, actual)
                if abs(g - a) > spec.tolerance(row, label, a)]
         if off:
@@ -88,19 +99,22 @@ def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
         else:
             rows.append(f"{row}: right")
     truth_text = "; ".join(f"{row}: {_show(actual)}" for row, actual in truth.items())
-    explained = " ".join(f"{row}: {why}." for row, why in spec.why.items())
+    why_lines = "".join(f"\n  why: {_cut(f'{row}: {why}.')}" for row, why in spec.why.items())
     if first_wrong is None:
         return Verdict(ex.id, "correct", f"{head}: correct. From {spec.source}: {truth_text}. "
-                                         f"{explained} {spec.done(truth)}".rstrip())
+                                         f"{spec.done(truth)}".rstrip() + why_lines)
     row, guess, actual = first_wrong
     tries = REGISTRY.tries.get(ex.id, 0) + (not missing)
     if reveal or tries >= REVEAL_AFTER:
         REGISTRY.shown.add(ex.id)
         if missing:
             return Verdict(ex.id, NOT_DONE, f"{head}: {NOT_DONE}. You asked for the numbers. From {spec.source}: "
-                                            f"{truth_text}. Why: {explained}")
-        return _wrong(ex.id, head, Fail(spec.case(row), f"from {spec.source}: {truth_text}", "; ".join(rows),
-                                         f"{'You asked for the numbers. ' if reveal else ''}Why: {explained}"))
+                                            f"{truth_text}.{why_lines}")
+        verdict = _wrong(ex.id, head, Fail(spec.case(row), f"from {spec.source}: {truth_text}", "; ".join(rows),
+                                           f"{'you asked for the numbers' if reveal else f'{tries} wrong tries'}: "
+                                           "why each is what it is, below."))
+        verdict.text += why_lines
+        return verdict
     hint = (spec.hint(row, guess, actual, answer) if spec.hint and guess else None) or spec.pointer
     left = REVEAL_AFTER - tries
     verdict = _wrong(ex.id, head, Fail(spec.case(row), f"hidden until you ask, or after {left} more wrong "
