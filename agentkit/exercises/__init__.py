@@ -9,7 +9,8 @@
 
 A check never raises: an unsolved stub (`None`, `...`, or a function that raises NotImplementedError)
 says "not done yet"; an exception in your code, a call to exit(), or code still running after
-TIME_LIMIT_S seconds (deadline.py says how the clock stops it) is reported with the case that caused it;
+TIME_LIMIT_S seconds over one check's cases (deadline.py says how the clock stops it; the check's own
+code is not counted) is reported with the case that caused it;
 an unknown id is a verdict too. A failed check names the case, what was expected, what your code did, and
 one hint pointing back to the chapter, each cut to FIELD_CHARS. Build checks draw unseen cases at random
 on every call (`seed=` repeats a draw), so a table of the cases a failure showed does not pass. A wrong
@@ -27,7 +28,9 @@ import importlib
 import os
 import random
 import reprlib
+import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -38,7 +41,7 @@ from .deadline import TimeUp, time_limit
 CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14"]
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
-TIME_LIMIT_S = 10.0  # a whole check, your code and ours: ours takes well under a second
+TIME_LIMIT_S = 10.0  # your code's time in one check, over all its cases (the check's own code is not counted)
 REVEAL_AFTER = 3  # wrong predictions before the true numbers are shown unasked
 FIELD_CHARS = 600  # each line of feedback: an exception's message or a returned value can be any length
 
@@ -105,9 +108,11 @@ REGISTRY = _Registry()
 
 
 class _Now:
-    """The check that is running: its random cases, and the case the learner's code is on."""
+    """The check that is running: its random cases, the case the learner's code is on, its time left."""
     cases = random.Random(0)
     case = "your answer"
+    budget = TIME_LIMIT_S
+    inside = False
 
 
 def cases() -> random.Random:
@@ -191,11 +196,27 @@ def _raised(e: BaseException) -> str:
     return f"{type(e).__name__}: {message[:FIELD_CHARS // 2]}{where}"
 
 
+@contextmanager
+def learner_code(case: str):
+    """Run the learner's code in this block: it names the case, and spends the check's TIME_LIMIT_S."""
+    _Now.case = case
+    if _Now.inside:  # the learner's code called back into a check: one clock is enough
+        yield
+        return
+    start, _Now.inside = time.monotonic(), True
+    try:
+        with time_limit(max(_Now.budget, 0.001)):
+            yield
+    finally:
+        _Now.inside = False
+        _Now.budget -= time.monotonic() - start
+
+
 def call(function, *args, case: str, hint: str):
     """Call the learner's function; NotImplementedError means not done, any other exception or exit() is a Fail."""
-    _Now.case = case
     try:
-        return function(*args)
+        with learner_code(case):
+            return function(*args)
     except NotImplementedError as e:
         raise NotDone(str(e)) from None
     except (TimeUp, KeyboardInterrupt):
@@ -231,12 +252,11 @@ def check(id: str, answer, *, reveal: bool = False, seed: Optional[int] = None) 
         return ex
     head = f"{ex.id} {ex.title}"
     _Now.cases = random.Random(seed if seed is not None else random.SystemRandom().getrandbits(64))
-    _Now.case = "your answer"
+    _Now.case, _Now.budget, _Now.inside = "your answer", TIME_LIMIT_S, False
     try:
-        with time_limit(TIME_LIMIT_S):
-            verdict = _judge(ex, head, answer, reveal)
+        verdict = _judge(ex, head, answer, reveal)
     except TimeUp:
-        verdict = _wrong(id, head, Fail(_Now.case, f"an answer within {TIME_LIMIT_S:g} s",
+        verdict = _wrong(id, head, Fail(_Now.case, f"your code done within {TIME_LIMIT_S:g} s, over all the cases",
                                         f"still running after {TIME_LIMIT_S:g} s: the check stopped it",
                                         "look for a loop that never ends (a condition that never changes) or a "
                                         "sleep; every case here takes your code well under a second."))

@@ -7,7 +7,7 @@ from ..plan import (MAX_PLAN_STEPS, PLANNER_PROMPT, PLANNER_ROLE, REPLAN_HEADER,
                     PlanAndExecuteAgent, StepResult, inject_failure, parse_plan)
 from ..scripts.plan import APPLES_QUESTION, YEARS_QUESTION, YEARS_TOOL_CALLS
 from ..tools import default_executor
-from . import Fail, NotDone, call, cases, exercise, question, shown
+from . import Fail, NotDone, call, cases, exercise, learner_code, question, shown
 from .predictions import Prediction, prediction
 
 # --- 04.predict: what an injected failure costs, from the ledgers ------------------------------
@@ -132,7 +132,8 @@ def _accepts(parse, raw: str, steps: list, what: str, hint: str) -> None:
 def _rejects(parse, raw: str, what: str, hint: str) -> str:
     """The learner's parser must raise ValueError quoting the reply; returns the message."""
     try:
-        steps = parse(raw)
+        with learner_code(f"{what}: {raw[:60]!r}"):
+            steps = parse(raw)
     except NotImplementedError as e:
         raise NotDone(str(e)) from None
     except ValueError as e:

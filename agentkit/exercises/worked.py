@@ -43,9 +43,12 @@ def solution_text(found) -> str:
     """What show_solution shows for an exercise or a question (the right option, and why)."""
     chapter = found.id.split(".")[0]
     try:
-        text = block(solutions_file(chapter), found.id)
+        whole = solutions_file(chapter)
     except OSError:
-        text = ""
+        whole = ""
+    text = block(whole, found.id)
+    if not text and not hasattr(found, "options") and found.id in whole:  # a file without "# id — " blocks
+        text = whole.split("\nSOLUTIONS", 1)[0].strip()
     if hasattr(found, "options"):
         letter = found.answer
         option, _, why = found.options[letter]
