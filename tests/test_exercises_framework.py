@@ -17,7 +17,7 @@ from agentkit.exercises import NOT_DONE, check, deadline, progress, quiz, reset_
 
 from test_exercises import solutions
 
-SHORT = 0.3  # the time limit under test: long enough for any check's own code here, short for the suite
+SHORT = 0.2  # the time limit under test: long enough for any check's own code here, short for the suite
 
 
 @pytest.fixture
