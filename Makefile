@@ -31,13 +31,16 @@ $(TEST_STAMP): requirements-test.txt $(STAMP)
 	$(PY) tools/install.py --hypothesis-table
 	touch $(TEST_STAMP)
 
-## Open the course in JupyterLab. As root (containers, cloud notebooks) it adds --allow-root.
+## Open the course in JupyterLab at its first chapter. As root (containers, cloud notebooks) it adds --allow-root.
+# JupyterLab's root is the checkout, so data/ (the course's data) is one click away from notebooks/.
+# (A file named on the command line would make its own folder the root instead.)
+LAB := $(VENV)/bin/jupyter lab --LabApp.default_url=/lab/tree/notebooks/00_stateless_llm.ipynb
 lab: setup
 	@if [ "$$(id -u)" = 0 ]; then \
 	  echo "WARNING: running JupyterLab as root (--allow-root). Fine in a container or a cloud notebook;"; \
 	  echo "         on your own machine, run make lab as your normal user instead."; \
-	  cd notebooks && ../$(VENV)/bin/jupyter lab --allow-root; \
-	else cd notebooks && ../$(VENV)/bin/jupyter lab; fi
+	  $(LAB) --allow-root; \
+	else $(LAB); fi
 
 # Tests and stored outputs always use the offline stand-in, whatever a learner's .env says.
 OFFLINE := AP_MODE=fake LLM_API_KEY=
