@@ -1,5 +1,6 @@
 """Memory in tiers: the working-memory budget, ranking arithmetic, retrieve vs load, and lossless errors."""
 import hashlib
+import random
 import re
 import sqlite3
 
@@ -8,13 +9,14 @@ import pytest
 
 from agentkit import tokens
 from agentkit.llm import ScriptedLLM
-from agentkit.memory import HEADERS, MemoryAgent, WorkingMemory, tier_tokens
+from agentkit.memory import HEADERS, MEMORY_MARKER, MemoryAgent, WorkingMemory, read_answer, tier_tokens
 from agentkit.memory_store import (
     MAX_QUERY_TOKENS, CorruptStoreError, MemoryStore, MemoryStoreError, NotAMemoryStoreError, QueryTooLongError,
     StoreVersionError,
 )
 from agentkit.memory_data import polluted_task, session_memories, session_tasks, wrong_memory
 from agentkit.retrieval import evaluate_rankings, recall_at_k, reciprocal_rank, reciprocal_rank_fusion
+from agentkit.scripted import Rule
 from agentkit.scripts.memory import RULES
 
 
@@ -188,6 +190,45 @@ def test_a_wrong_memory_that_ranks_first_is_evicted_after_two_failures_and_the_r
 
 
 # --- bad input: nothing lost -------------------------------------------------------------------
+
+# The pattern the agent's reply was once read with; its three whitespace loops are cubic.
+OLD_ANSWER = re.compile(r"Answer:\s*(?P<answer>.*?)\s*(?:\[M(?P<id>\d+)\])?\s*$", re.MULTILINE)
+
+
+def test_read_answer_reads_every_short_reply_as_the_old_pattern_did():
+    pieces = ["Answer:", "Answer: ", " ", "\n", "\t", "\u2028", "x", "y z", "[M", "]", "7", "[M1]", "[M42]", "\u0663"]
+    rng = random.Random(13)
+    for _ in range(3000):
+        reply = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        found = list(OLD_ANSWER.finditer(reply))
+        old = (found[-1]["answer"], int(found[-1]["id"]) if found[-1]["id"] else None) if found else (reply.strip(), None)
+        assert read_answer(reply) == old, reply
+    assert read_answer("I think so.\nAnswer: 5433 [M12]\n") == ("5433", 12)
+    assert read_answer("Answer: 5433\n\n[M12]") == ("5433", 12)
+
+
+def reply_llm(reply):
+    return ScriptedLLM([Rule(MEMORY_MARKER, reply)])
+
+
+def test_a_reply_with_a_long_run_of_spaces_is_read_at_once():
+    # 6,400 spaces between two words: the old pattern's backtracking took minutes on this reply.
+    store = MemoryStore()
+    store.add("Cedar listens on port 5433")
+    episode = MemoryAgent(reply_llm("Answer: 5433" + " " * 6400 + "maybe [M1]"), store).run("Cedar's port?")
+    assert episode.answer == "5433" + " " * 6400 + "maybe" and episode.cited == 1
+
+
+@pytest.mark.parametrize("cited", ["9223372036854775808", "9" * 5000])
+def test_a_cited_id_past_any_memory_id_cites_nothing_and_run_does_not_raise(cited):
+    store = MemoryStore()
+    store.add("Cedar listens on port 5433")
+    agent = MemoryAgent(reply_llm(f"Answer: 5433 [M{cited}]"), store, learn=True)
+    episode = agent.run("Cedar's port?", check=lambda answer: answer == "5433")
+    assert (episode.answer, episode.cited, episode.success, episode.evicted) == ("5433", None, True, [])
+    assert store.get(1).uses == 0  # no memory was credited for it
+    assert read_answer("Answer: 5433 [M9223372036854775807]") == ("5433", 2**63 - 1)  # the largest id SQLite has
+
 
 def test_an_empty_store_answers_every_search_with_nothing():
     store = MemoryStore(embedder=WordHashEmbedder())
