@@ -295,12 +295,44 @@ def test_a_store_from_another_embedding_model_is_refused_and_left_intact(tmp_pat
 
 
 def test_another_sqlite_database_is_not_taken_over(tmp_path):
-    path = tmp_path / "app.sqlite3"
+    path = sqlite_file(tmp_path / "app.sqlite3", "CREATE TABLE users (name TEXT)")
+    assert_refused_and_untouched(path, NotAMemoryStoreError, "not a memory store")
+
+
+def sqlite_file(path, *statements):
     db = sqlite3.connect(path)
-    db.execute("CREATE TABLE users (name TEXT)")
+    for statement in statements:
+        db.execute(statement)
     db.commit()
     db.close()
-    assert_refused_and_untouched(path, NotAMemoryStoreError, "not a memory store")
+    return path
+
+
+def test_a_database_holding_only_a_view_is_not_taken_over(tmp_path):
+    path = sqlite_file(tmp_path / "app.sqlite3", "CREATE VIEW answers AS SELECT 42 AS answer")
+    assert_refused_and_untouched(path, NotAMemoryStoreError, "holds other things \\(view answers\\); it is not a memory store")
+
+
+MEMORY_TABLE = ("CREATE TABLE memories (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, text TEXT NOT NULL, vector BLOB, "
+                "confidence REAL NOT NULL, uses INTEGER NOT NULL DEFAULT 0, successes INTEGER NOT NULL DEFAULT 0, "
+                "failures INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL)")
+OUR_OTHER_TABLES = ("CREATE TABLE evicted (id INTEGER PRIMARY KEY, kind TEXT, text TEXT, confidence REAL, uses INTEGER, "
+                    "failures INTEGER, reason TEXT NOT NULL, evicted_at TEXT NOT NULL)",
+                    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)", "PRAGMA user_version = 1")
+
+
+@pytest.mark.parametrize("memories, fts, table", [
+    ("CREATE TABLE memories (id INTEGER PRIMARY KEY, note TEXT)",
+     "CREATE VIRTUAL TABLE memories_fts USING fts5(text)", "memories"),
+    (MEMORY_TABLE, "CREATE TABLE memories_fts (text)", "memories_fts"),  # a plain table where the full-text index should be
+])
+def test_a_file_that_claims_our_schema_version_with_other_tables_is_refused_at_open(tmp_path, memories, fts, table):
+    path = sqlite_file(tmp_path / "memory.sqlite3", memories, fts, *OUR_OTHER_TABLES)
+    assert_refused_and_untouched(path, NotAMemoryStoreError,
+                                 f"claims to be a memory store of schema version 1, but its table {table} has")
+    with MemoryStore(sqlite_file(tmp_path / "ours.sqlite3", MEMORY_TABLE, "CREATE VIRTUAL TABLE memories_fts USING "
+                                 "fts5(text, tokenize='porter unicode61')", *OUR_OTHER_TABLES)) as store:
+        assert store.memories() == []  # the same tables, written by hand, are a memory store
 
 
 def test_memories_persist_in_a_file(tmp_path):
