@@ -14,8 +14,9 @@ A memory the agent cites in a failed answer loses confidence, one in a success g
 
 Errors are loud and lossless: a file that is not SQLite, fails its integrity check, is some
 other database (any table, view or trigger; or our version number over other tables), was written
-by another schema version or holds another embedding model's vectors raises a `MemoryStoreError` subclass and is never rewritten. An empty store answers
-every search with []. A query too long to embed raises `QueryTooLongError` before anything runs.
+by another schema version or holds another embedding model's vectors raises a `MemoryStoreError`
+subclass and is never rewritten. An empty store answers every search with []. A query too long to
+embed raises `QueryTooLongError` before anything runs.
 """
 from __future__ import annotations
 

@@ -20,11 +20,12 @@ renders the messages as one text), that text is kept as "sent" and is what the l
 `ReplayLLM(path)` answers `think` and `act` from a cassette (or a list of them) by the content of the
 request: the same messages, tools, tool_choice, temperature and name, compared as canonical JSON. The
 same request always gets the first reply recorded for it, whatever the order or the number of calls.
-Every line is checked when the cassette loads; a bad one is named by its line number. A request that
-is not on the cassette raises `CassetteMiss`, which names the cassette, shows the closest recorded
-request and the lines where the two differ and, for a notebook's cassette, the notebook, the cell
-and the command that records it again. The replay's ledger carries the recorded usage and model;
-its latency is the replay's own, the recorded one is in `note`.
+Lines end at a newline only (a reply may hold U+2028). Every line is checked when the cassette
+loads; a bad one is a `CassetteError` naming its line. A request that is not on the cassette raises
+`CassetteMiss`, which names the cassette, shows the closest recorded request and the lines where the
+two differ (the first DIFF_LINES differing lines of each) and, for a notebook's cassette, the
+notebook, the cell and the command that records it again. The replay's ledger carries the recorded
+usage and model; its latency is the replay's own, the recorded one is in `note`.
 
 `real_or_replay("03b_real_model", live=...)` is what a notebook's real-model cells call: the live
 model under AP_MODE=local or real, the notebook's shipped cassette otherwise; it prints which.
@@ -231,7 +232,8 @@ class ReplayLLM:
         def similarity(entry):  # SequenceMatcher's ratio, over the lines that differ at most DIFF_LINES of each
             recorded, asked = self._text(entry).splitlines(), wanted.splitlines()
             shared, _, a, b, _ = _window(recorded, asked)
-            same = sum(block.size for block in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+            blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+            same = sum(block.size for block in blocks)
             return 2 * (shared + same) / max(1, len(recorded) + len(asked))
 
         return max(sorted(self.entries, key=cheap)[:CANDIDATES], key=similarity)

@@ -201,7 +201,8 @@ def test_read_answer_reads_every_short_reply_as_the_old_pattern_did():
     for _ in range(3000):
         reply = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
         found = list(OLD_ANSWER.finditer(reply))
-        old = (found[-1]["answer"], int(found[-1]["id"]) if found[-1]["id"] else None) if found else (reply.strip(), None)
+        last = found[-1] if found else None
+        old = (last["answer"], int(last["id"]) if last["id"] else None) if last else (reply.strip(), None)
         assert read_answer(reply) == old, reply
     assert read_answer("I think so.\nAnswer: 5433 [M12]\n") == ("5433", 12)
     assert read_answer("Answer: 5433\n\n[M12]") == ("5433", 12)
@@ -310,21 +311,22 @@ def sqlite_file(path, *statements):
 
 def test_a_database_holding_only_a_view_is_not_taken_over(tmp_path):
     path = sqlite_file(tmp_path / "app.sqlite3", "CREATE VIEW answers AS SELECT 42 AS answer")
-    assert_refused_and_untouched(path, NotAMemoryStoreError, "holds other things \\(view answers\\); it is not a memory store")
+    assert_refused_and_untouched(path, NotAMemoryStoreError,
+                                 r"holds other things \(view answers\); it is not a memory store")
 
 
 MEMORY_TABLE = ("CREATE TABLE memories (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, text TEXT NOT NULL, vector BLOB, "
                 "confidence REAL NOT NULL, uses INTEGER NOT NULL DEFAULT 0, successes INTEGER NOT NULL DEFAULT 0, "
                 "failures INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL)")
-OUR_OTHER_TABLES = ("CREATE TABLE evicted (id INTEGER PRIMARY KEY, kind TEXT, text TEXT, confidence REAL, uses INTEGER, "
-                    "failures INTEGER, reason TEXT NOT NULL, evicted_at TEXT NOT NULL)",
+OUR_OTHER_TABLES = ("CREATE TABLE evicted (id INTEGER PRIMARY KEY, kind TEXT, text TEXT, confidence REAL, "
+                    "uses INTEGER, failures INTEGER, reason TEXT NOT NULL, evicted_at TEXT NOT NULL)",
                     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)", "PRAGMA user_version = 1")
 
 
 @pytest.mark.parametrize("memories, fts, table", [
     ("CREATE TABLE memories (id INTEGER PRIMARY KEY, note TEXT)",
      "CREATE VIRTUAL TABLE memories_fts USING fts5(text)", "memories"),
-    (MEMORY_TABLE, "CREATE TABLE memories_fts (text)", "memories_fts"),  # a plain table where the full-text index should be
+    (MEMORY_TABLE, "CREATE TABLE memories_fts (text)", "memories_fts"),  # a plain table, not the full-text index
 ])
 def test_a_file_that_claims_our_schema_version_with_other_tables_is_refused_at_open(tmp_path, memories, fts, table):
     path = sqlite_file(tmp_path / "memory.sqlite3", memories, fts, *OUR_OTHER_TABLES)
