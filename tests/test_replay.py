@@ -102,7 +102,6 @@ def test_a_failed_call_writes_nothing_and_a_missing_cassette_says_how_to_make_on
 
 import random
 import threading
-import time
 
 from agentkit.llm import CallRecord
 from agentkit.replay import CassetteError, real_or_replay
@@ -186,10 +185,9 @@ def test_a_miss_against_long_recorded_requests_is_quick_and_short(tmp_path):
     for i in range(10):
         recorder.think([{"role": "user", "content": f"Question {i}\n{page()}"}])
 
-    start = time.perf_counter()
+    # How much work the miss does is counted in test_a_miss_compares_a_bounded_number_of_lines_...; here, its text.
     with pytest.raises(CassetteMiss) as miss:
         ReplayLLM(tmp_path / "c.jsonl").think([{"role": "user", "content": f"Question 3\n{page()}"}])
-    assert time.perf_counter() - start < 0.5  # it took 4 s, a quadratic diff of every recorded request
     assert "-[user] Question 3" not in str(miss.value) and "[user] Question 3" in str(miss.value)
     assert "more characters)" in str(miss.value) and "first difference is at character" in str(miss.value)
     assert len(str(miss.value)) < 2000
