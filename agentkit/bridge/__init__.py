@@ -7,7 +7,8 @@ such as llama.cpp has for an open model: it writes the framework's history (its 
 task, each tool call and each tool result, in the framework's own words) as the course's text protocol
 (`Thought / Action / Observation`), asks the LLM, and reads the reply back with `agentkit.parsing`:
 * `Action: Tool[input]` becomes a tool call with one string argument, `input`, and an id made from
-  its content and its place in the history (the same run gives the same ids);
+  its content and its place in the history (the same run gives the same ids); the call, id included,
+  is written into that reply's ledger entry (`CallRecord.tool_calls`), as a native client records it;
 * `Action: Finish[answer]` becomes the framework's way to answer (LangChain: a reply with no tool call;
   smolagents: its `final_answer` tool);
 * a reply with no action becomes a reply with no tool call, text only: what happens next is the
@@ -22,9 +23,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 from dataclasses import dataclass
 
 from ..parsing import FINISH, Parsed, parse_reply
+from ..protocol import FunctionCall, ledger
 from ..react import Step
 
 # What requirements-bridge.txt pins (the versions the chapter's stored outputs were made with).
@@ -95,10 +98,17 @@ def call_id(tool: str, argument: str, position: int) -> str:
     return "call_" + hashlib.sha1(f"{position}|{tool}|{argument}".encode()).hexdigest()[:12]
 
 
+def keep_call(llm, before: int, name: str, arguments: dict, id: str) -> None:
+    """Write the tool call the framework received into the ledger entry of the call that made it."""
+    calls = ledger(llm)
+    if len(calls) == before + 1:  # one think() call, as the adapter made it
+        calls[-1].tool_calls = [FunctionCall(id, name, json.dumps(arguments))]
+
+
 def thought_of(text: str) -> str:
     """The thought in a reply's text (its Thought line, or the text itself when it has no labels)."""
     return parse_reply(text).thought if text else ""
 
 
-__all__ = ["FINISH", "INSTALL", "PINS", "SMOLAGENTS_FALLBACK_MARKER", "Turn", "call_id", "missing", "read",
-           "render", "thought_of", "versions"]
+__all__ = ["FINISH", "INSTALL", "PINS", "SMOLAGENTS_FALLBACK_MARKER", "Turn", "call_id", "keep_call", "missing",
+           "read", "render", "thought_of", "versions"]

@@ -25,9 +25,10 @@ from langgraph.graph import END, START, StateGraph
 
 from ..modes import get_llm
 from ..plan import EXECUTOR_PROMPT, EXECUTOR_ROLE, PLANNER_PROMPT, PLANNER_ROLE, StepResult, parse_plan, step_context
+from ..protocol import ledger
 from ..react import ROLE_PROMPT
 from ..tools import default_executor
-from . import FINISH, Turn, call_id, read, render, thought_of
+from . import FINISH, Turn, call_id, keep_call, read, render, thought_of
 
 LIMIT_MESSAGE = "Model call limits exceeded"  # how ModelCallLimitMiddleware's closing message begins
 
@@ -66,6 +67,7 @@ class CourseChatModel(BaseChatModel):
         system = next((_text(m) for m in messages if isinstance(m, SystemMessage)), "")
         head = next((_text(m) for m in messages if isinstance(m, HumanMessage)), "")
         turns = _turns(messages)
+        before = len(ledger(self.llm))
         reply = self.llm.think(render(system, head, turns))
         parsed = read(reply)
         if parsed.action == FINISH:
@@ -74,6 +76,7 @@ class CourseChatModel(BaseChatModel):
             return _result(AIMessage(content=reply))
         call = {"name": parsed.action, "args": {"input": parsed.argument},
                 "id": call_id(parsed.action, parsed.argument, len(turns))}
+        keep_call(self.llm, before, call["name"], call["args"], call["id"])
         return _result(AIMessage(content=parsed.thought, tool_calls=[call]))
 
 

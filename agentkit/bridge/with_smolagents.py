@@ -23,7 +23,7 @@ from ..modes import get_llm
 from ..protocol import ledger
 from ..react import ROLE_PROMPT
 from ..tools import default_executor
-from . import FINISH, Turn, call_id, read, render, thought_of
+from . import FINISH, Turn, call_id, keep_call, read, render, thought_of
 
 FINAL_ANSWER = "final_answer"  # smolagents' own tool for the answer
 
@@ -92,6 +92,7 @@ class CourseModel(Model):
         name, field = (FINAL_ANSWER, "answer") if parsed.action == FINISH else (parsed.action, "input")
         call = ChatMessageToolCall(function=ChatMessageToolCallFunction(name=name, arguments={field: parsed.argument}),
                                    id=call_id(parsed.action, parsed.argument, len(turns)), type="function")
+        keep_call(self.llm, before, name, {field: parsed.argument}, call.id)
         return ChatMessage(MessageRole.ASSISTANT, parsed.thought, [call], token_usage=usage)
 
 
