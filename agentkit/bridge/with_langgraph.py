@@ -131,7 +131,7 @@ class LangGraphReAct:
 class PlanState(TypedDict, total=False):
     question: str
     plan: list
-    results: list  # StepResult, one per executed step
+    results: list  # [step, result] per executed step: plain lists, which every checkpointer can store
 
 
 def plan_and_solve_graph(llm, max_steps: int = 10, checkpointer=None, interrupt_before: Optional[list] = None):
@@ -143,11 +143,11 @@ def plan_and_solve_graph(llm, max_steps: int = 10, checkpointer=None, interrupt_
         return {"plan": parse_plan(_text(model.invoke([HumanMessage(prompt)])), max_steps), "results": []}
 
     def execute(state: PlanState) -> dict:
-        done = state["results"]
+        done = [StepResult(step, result) for step, result in state["results"]]
         prompt = EXECUTOR_PROMPT.format(role=EXECUTOR_ROLE,
                                         context=step_context(state["question"], state["plan"], done, len(done)))
         result = _text(model.invoke([HumanMessage(prompt)])).strip()
-        return {"results": [*done, StepResult(state["plan"][len(done)], result)]}
+        return {"results": [*state["results"], [state["plan"][len(done)], result]]}
 
     def more_to_do(state: PlanState) -> str:
         return "execute" if len(state["results"]) < len(state["plan"]) else END
@@ -171,5 +171,6 @@ class LangGraphPlanAndSolve:
 
     def run(self, question: str, verbose: bool = False) -> str:
         state = self.graph.invoke({"question": question}, {"recursion_limit": 50})
-        self.plan, self.results, self.stop_reason = state["plan"], state["results"], "finished"
+        self.plan, self.stop_reason = state["plan"], "finished"
+        self.results = [StepResult(step, result) for step, result in state["results"]]
         return self.results[-1].result

@@ -145,8 +145,7 @@ question("16.q1", "With the stand-in, LangGraph's ReAct sends the model exactly 
     "a": ("create_agent sends the system prompt we give it and nothing else, and the adapter writes the history as "
           "the text protocol; smolagents puts its own long system prompt (tool-calling rules, worked examples) "
           "before our role prompt, on every call.", True,
-          "section 2 prints the first system message of each: smolagents' starts with its own instructions and ends "
-          "with ours."),
+          "section 2 prints smolagents' system message: its own instructions, then ours, then its rules."),
     "b": ("smolagents re-sends the whole history twice.", False,
           "it re-sends it once, as every loop does; the extra tokens are the same on the first call, before any "
           "history exists."),
