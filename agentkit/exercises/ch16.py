@@ -97,8 +97,8 @@ def _span(chat_attributes):
             H_SYSTEM if "gen_ai.system" in keys else H_NAMES
         if keys != set(expected):
             raise Fail(f"a call to {record.model}", f"the keys {sorted(expected)}", f"{sorted(keys)}", hint)
-        if yours != expected:
-            wrong = {k: yours[k] for k in expected if yours[k] != expected[k] or type(yours[k]) is not type(expected[k])}
+        wrong = {k: yours[k] for k in expected if yours[k] != expected[k] or type(yours[k]) is not type(expected[k])}
+        if wrong:  # the type too: a viewer tells the int 1 from the double 1.0
             raise Fail(f"a call to {record.model}", repr({k: expected[k] for k in wrong}), repr(wrong), H_VALUES)
     return (f"Your attributes match agentkit.otel's on {len(RECORDS)} ledger entries you had not seen. Any viewer that "
             "reads the GenAI conventions now shows each call's model and tokens, whatever framework made the call.")
