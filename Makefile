@@ -25,9 +25,10 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml tools/install.p
 	$(PY) tools/install.py
 	touch $(STAMP)
 
-# The test tools, only when make test first needs them: make lab does without.
-$(TEST_STAMP): requirements-test.txt $(STAMP)
-	$(PY) -m pip install -r requirements-test.txt
+# The test tools, only when make test first needs them: make lab does without. So is chapter 16's bridge
+# (LangGraph, smolagents, OpenTelemetry: requirements-bridge.txt), which the test command runs.
+$(TEST_STAMP): requirements-test.txt requirements-bridge.txt $(STAMP)
+	$(PY) -m pip install -r requirements-test.txt -r requirements-bridge.txt
 	$(PY) tools/install.py --hypothesis-table
 	touch $(TEST_STAMP)
 
@@ -103,7 +104,7 @@ browser: $(BROWSER_STAMP) site
 
 ## The loop-overhead benchmark against smolagents, LangChain and LangGraph (its own venv, bench/requirements.txt).
 BENCH_VENV := .venv-bench
-$(BENCH_VENV)/.installed: requirements.txt bench/requirements.txt pyproject.toml
+$(BENCH_VENV)/.installed: requirements.txt bench/requirements.txt requirements-bridge.txt pyproject.toml
 	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install -e ".[course]" -r bench/requirements.txt

