@@ -25,19 +25,23 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml tools/install.p
 	$(PY) tools/install.py
 	touch $(STAMP)
 
-# The test tools, only when make test first needs them: make lab does without.
-$(TEST_STAMP): requirements-test.txt $(STAMP)
-	$(PY) -m pip install -r requirements-test.txt
+# The test tools, only when make test first needs them: make lab does without. So is chapter 16's bridge
+# (LangGraph, smolagents, OpenTelemetry: requirements-bridge.txt), which the test command runs.
+$(TEST_STAMP): requirements-test.txt requirements-bridge.txt $(STAMP)
+	$(PY) -m pip install -r requirements-test.txt -r requirements-bridge.txt
 	$(PY) tools/install.py --hypothesis-table
 	touch $(TEST_STAMP)
 
-## Open the course in JupyterLab. As root (containers, cloud notebooks) it adds --allow-root.
+## Open the course in JupyterLab at its first chapter. As root (containers, cloud notebooks) it adds --allow-root.
+# JupyterLab's root is the checkout, so data/ (the course's data) is one click away from notebooks/.
+# (A file named on the command line would make its own folder the root instead.)
+LAB := $(VENV)/bin/jupyter lab --LabApp.default_url=/lab/tree/notebooks/00_stateless_llm.ipynb
 lab: setup
 	@if [ "$$(id -u)" = 0 ]; then \
 	  echo "WARNING: running JupyterLab as root (--allow-root). Fine in a container or a cloud notebook;"; \
 	  echo "         on your own machine, run make lab as your normal user instead."; \
-	  cd notebooks && ../$(VENV)/bin/jupyter lab --allow-root; \
-	else cd notebooks && ../$(VENV)/bin/jupyter lab; fi
+	  $(LAB) --allow-root; \
+	else $(LAB); fi
 
 # Tests and stored outputs always use the offline stand-in, whatever a learner's .env says.
 OFFLINE := AP_MODE=fake LLM_API_KEY=
@@ -100,7 +104,7 @@ browser: $(BROWSER_STAMP) site
 
 ## The loop-overhead benchmark against smolagents, LangChain and LangGraph (its own venv, bench/requirements.txt).
 BENCH_VENV := .venv-bench
-$(BENCH_VENV)/.installed: requirements.txt bench/requirements.txt pyproject.toml
+$(BENCH_VENV)/.installed: requirements.txt bench/requirements.txt requirements-bridge.txt pyproject.toml
 	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install -e ".[course]" -r bench/requirements.txt

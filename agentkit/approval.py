@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from .react import ReActAgent
-from .text import shorten
+from .text import json_lines, shorten
 from .tools import ERROR_PREFIX
 
 VERDICTS = ("run", "deny", "dry_run", "ask")
@@ -113,8 +113,7 @@ class Replayed:
     """The decisions of a saved ledger, given again to the same calls in the same order."""
 
     def __init__(self, path) -> None:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-        self.recorded = [Decision(**json.loads(line)) for line in lines if line.strip()]
+        self.recorded = [Decision(**json.loads(line)) for _, line in json_lines(path)]
         self.name = Path(path).name
         self._waiting = [d for d in self.recorded if d.effect != "read" and d.verdict != "pending"]
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Optional
 
 from .data import DATA_DIR
+from .text import json_lines
 
 TARGET = Fraction(24)
 DATA_FILE = DATA_DIR / "game24.jsonl"
@@ -306,8 +307,7 @@ def find_solution(numbers, integers_only: bool = False) -> Optional[str]:
 
 def load_puzzles(path: Path | str | None = None) -> list[dict]:
     """Every solvable puzzle in data/game24.jsonl, in the file's order."""
-    lines = (Path(path) if path else DATA_FILE).read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    return [json.loads(line) for _, line in json_lines(Path(path) if path else DATA_FILE)]
 
 
 def hardest(n: int = 100, puzzles: list[dict] | None = None) -> list[dict]:

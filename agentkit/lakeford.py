@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from .data import DATA_DIR
 from .tasks import Task
+from .text import json_lines
 from .tools import ToolExecutor, calculator
 
 # "legit" tunes the guards' thresholds; "heldout" holds legitimate tasks of other kinds (paging, reading a
@@ -45,13 +46,12 @@ class SuiteTask(Task):
 def _load(name: str) -> tuple:
     path = DATA_DIR / SUITE_FILES[name]
     tasks = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            raw = json.loads(line)
-            tasks.append(SuiteTask(
-                id=raw["id"], category=raw.get("instability") or raw.get("kind", ""), question=raw["question"],
-                gold=raw["gold"], checker="leading", key_path=(), suite=name,
-                max_steps=raw.get("max_steps", MAX_STEPS), spec=raw))
+    for _, line in json_lines(path):
+        raw = json.loads(line)
+        tasks.append(SuiteTask(
+            id=raw["id"], category=raw.get("instability") or raw.get("kind", ""), question=raw["question"],
+            gold=raw["gold"], checker="leading", key_path=(), suite=name,
+            max_steps=raw.get("max_steps", MAX_STEPS), spec=raw))
     return tuple(tasks)
 
 

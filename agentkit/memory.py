@@ -107,7 +107,37 @@ def tier_tokens(messages: list[dict]) -> dict:
 
 # --- an agent that remembers across tasks ---------------------------------------------------
 
-_ANSWER = re.compile(r"Answer:\s*(?P<answer>.*?)\s*(?:\[M(?P<id>\d+)\])?\s*$", re.MULTILINE)
+_SPACE = re.compile(r"\s*")
+_CITATION = re.compile(r"\[M(\d+)\]")
+LARGEST_ID = 2**63 - 1  # SQLite's largest rowid: a larger cited id names no memory
+
+
+def read_answer(reply: str) -> tuple[str, Optional[int]]:
+    """The last "Answer: ... [M<id>]" of a reply: its text and the cited id (None: none, or past any id).
+
+    Reads what `Answer:\\s*(.*?)\\s*(?:\\[M(\\d+)\\])?\\s*$` (multiline, last match) read, in one pass:
+    that pattern's three whitespace loops took cubic time (6,400 characters: minutes). Never raises.
+    """
+    text, found, at = str(reply), None, 0
+    while (start := text.find("Answer:", at)) != -1:
+        begin = _SPACE.match(text, start + len("Answer:")).end()  # may cross lines, as \s* does
+        end = text.find("\n", begin)
+        line = text[begin:end if end != -1 else len(text)].rstrip()
+        at = begin + len(line)
+        head, bracket, tail = line.rpartition("[M")
+        if bracket and tail.endswith("]") and tail[:-1].isdecimal():  # the line ends with its citation
+            found = head.rstrip(), tail[:-1]
+            continue
+        found = line, None
+        # A citation alone after the line counts when only spaces and line breaks surround it.
+        after = _CITATION.match(text, _SPACE.match(text, at).end())
+        rest = after and _SPACE.match(text, after.end()).end()
+        if after and (rest == len(text) or "\n" in text[after.end():rest]):
+            found, at = (line, after.group(1)), after.end()
+    if found is None:
+        return str(reply).strip(), None
+    answer, cited = found
+    return answer, int(cited) if cited and len(cited) <= 19 and int(cited) <= LARGEST_ID else None
 
 
 @dataclass
@@ -148,9 +178,7 @@ class MemoryAgent:
     def run(self, question: str, check=None) -> Episode:
         messages, retrieved = self.messages(question)
         reply = self.llm.think(messages)
-        match = list(_ANSWER.finditer(reply))
-        answer = match[-1].group("answer") if match else reply.strip()
-        cited = int(match[-1].group("id")) if match and match[-1].group("id") else None
+        answer, cited = read_answer(reply)
         episode = Episode(question, answer, cited, retrieved=retrieved)
         if check is not None:
             episode.success = bool(check(answer))

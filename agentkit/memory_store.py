@@ -13,9 +13,10 @@ A memory the agent cites in a failed answer loses confidence, one in a success g
 `threshold` it moves to the `evicted` audit table (chapter 06's rule, for memories).
 
 Errors are loud and lossless: a file that is not SQLite, fails its integrity check, is some
-other database, was written by another schema version or holds another embedding model's
-vectors raises a `MemoryStoreError` subclass and is never rewritten. An empty store answers
-every search with []. A query too long to embed raises `QueryTooLongError` before anything runs.
+other database (any table, view or trigger; or our version number over other tables), was written
+by another schema version or holds another embedding model's vectors raises a `MemoryStoreError`
+subclass and is never rewritten. An empty store answers every search with []. A query too long to
+embed raises `QueryTooLongError` before anything runs.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
@@ -108,6 +110,26 @@ PRAGMA user_version = {SCHEMA_VERSION};
 _OUR_TABLES = {"memories", "evicted", "meta", "memories_fts"}
 
 
+def _columns(db: sqlite3.Connection, table: str) -> list[str]:
+    """A table's shape: "USING module" for a virtual table, then each column as "name TYPE [NOT NULL] [PRIMARY KEY]"."""
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+    module = re.match(r"\s*CREATE\s+VIRTUAL\s+TABLE\s+\S+\s+USING\s+(\w+)", sql[0] or "", re.IGNORECASE)
+    columns = [f"{r[1]} {r[2]}{' NOT NULL' if r[3] else ''}{' PRIMARY KEY' if r[5] else ''}".strip()
+               for r in db.execute(f"PRAGMA table_info({table})")]
+    return [f"USING {module.group(1).lower()}", *columns] if module else columns
+
+
+@lru_cache(maxsize=None)
+def _our_columns() -> dict[str, list[str]]:
+    """The columns of our tables, read from the schema itself (so the two cannot drift apart)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(_SCHEMA)
+        return {table: _columns(db, table) for table in sorted(_OUR_TABLES)}
+    finally:
+        db.close()
+
+
 class MemoryStore:
     """Long-term memory in one SQLite file (or ":memory:"), searched by keywords, vectors or both.
 
@@ -154,11 +176,14 @@ class MemoryStore:
 
     def _create_or_check(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if version == 0 and tables:
+        objects = self._db.execute("SELECT type, name FROM sqlite_master ORDER BY type, name").fetchall()
+        tables = {name for kind, name in objects if kind == "table"}
+        if version == 0 and objects:  # a view, a trigger, an index: anything makes it someone else's file
+            shown = ", ".join(f"{kind} {name}" for kind, name in objects[:5])
+            more = f" and {len(objects) - 5} more" if len(objects) > 5 else ""
             raise NotAMemoryStoreError(
-                f"{self.path} is a SQLite database with other tables ({', '.join(sorted(tables))}); it is "
-                "not a memory store, so it was left alone. Pick another path.")
+                f"{self.path} is a SQLite database that holds other things ({shown}{more}); it is not a "
+                "memory store, so it was left alone. Pick another path.")
         if version not in (0, SCHEMA_VERSION):
             raise StoreVersionError(
                 f"{self.path} is a memory store of schema version {version}; this agentkit reads version "
@@ -166,6 +191,14 @@ class MemoryStore:
                 "or export its memories there and add them to a new store.")
         if version == SCHEMA_VERSION and not _OUR_TABLES <= tables:
             raise CorruptStoreError(self._corrupt(f"tables missing: {', '.join(sorted(_OUR_TABLES - tables))}"))
+        if version == SCHEMA_VERSION:
+            for table, columns in _our_columns().items():
+                found = _columns(self._db, table)
+                if found != columns:
+                    raise NotAMemoryStoreError(
+                        f"{self.path} claims to be a memory store of schema version {version}, but its table "
+                        f"{table} has the columns ({', '.join(found)}) where ours has ({', '.join(columns)}): "
+                        "something else wrote it, so it was left alone. Pick another path.")
         if version == 0:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():

@@ -54,6 +54,8 @@ class CallRecord:
     cached_tokens: int = 0
     note: str = ""
     tool_calls: list = field(default_factory=list)  # FunctionCall entries, for a request with tools
+    # time.perf_counter() when the call began: orders a run's calls among its tool calls (agentkit.otel's spans)
+    started_s: float = field(default=0.0, compare=False, repr=False)
 
     @property
     def total_tokens(self) -> int:
@@ -106,6 +108,7 @@ class LedgerLLM:
                 temperature=temperature,
                 latency_s=time.perf_counter() - start,
                 model=self.model,
+                started_s=start,
                 **usage,
             )
         )
@@ -122,7 +125,7 @@ class LedgerLLM:
         self.calls.append(
             CallRecord(messages=messages, reply=turn.content, temperature=temperature,
                        latency_s=time.perf_counter() - start, model=self.model,
-                       tool_calls=list(turn.tool_calls), **usage)
+                       tool_calls=list(turn.tool_calls), started_s=start, **usage)
         )
         return turn
 

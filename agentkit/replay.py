@@ -20,11 +20,12 @@ renders the messages as one text), that text is kept as "sent" and is what the l
 `ReplayLLM(path)` answers `think` and `act` from a cassette (or a list of them) by the content of the
 request: the same messages, tools, tool_choice, temperature and name, compared as canonical JSON. The
 same request always gets the first reply recorded for it, whatever the order or the number of calls.
-Every line is checked when the cassette loads; a bad one is named by its line number. A request that
-is not on the cassette raises `CassetteMiss`, which names the cassette, shows the closest recorded
-request and the lines where the two differ and, for a notebook's cassette, the notebook, the cell
-and the command that records it again. The replay's ledger carries the recorded usage and model;
-its latency is the replay's own, the recorded one is in `note`.
+Lines end at a newline only (a reply may hold U+2028). Every line is checked when the cassette
+loads; a bad one is a `CassetteError` naming its line. A request that is not on the cassette raises
+`CassetteMiss`, which names the cassette, shows the closest recorded request and the lines where the
+two differ (the first DIFF_LINES differing lines of each) and, for a notebook's cassette, the
+notebook, the cell and the command that records it again. The replay's ledger carries the recorded
+usage and model; its latency is the replay's own, the recorded one is in `note`.
 
 `real_or_replay("03b_real_model", live=...)` is what a notebook's real-model cells call: the live
 model under AP_MODE=local or real, the notebook's shipped cassette otherwise; it prints which.
@@ -34,6 +35,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -43,10 +45,12 @@ from pathlib import Path
 
 from . import tokens
 from .protocol import AssistantTurn, CallRecord, FunctionCall, as_messages, ledger, prompt_text
+from .text import json_lines
 
 LIVE_MODES = ("local", "real")
 CANDIDATES = 8  # recorded requests compared in full when a request misses (the rest by a cheap measure)
 LINE_WIDTH = 240  # longer diff lines are cut, so a miss on a long prompt stays readable
+DIFF_LINES = 200  # differing lines of each request a miss compares at most (a diff is quadratic in them)
 
 
 class CassetteMiss(LookupError):
@@ -136,7 +140,7 @@ class Recorder:
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
             self.calls.append(CallRecord(sent or request["messages"], turn.content,
                                          temperature=request["temperature"], latency_s=latency, model=self.model,
-                                         tool_calls=list(turn.tool_calls), **usage))
+                                         tool_calls=list(turn.tool_calls), started_s=start, **usage))
 
     def reset(self) -> None:
         self.calls.clear()
@@ -153,19 +157,20 @@ class ReplayLLM:
         self.entries: list[dict] = []
         self.stamps: list[dict] = []
         self._file_stamps: dict[str, dict] = {}
+        self._index: dict[str, dict] = {}
+        self._readable: dict[int, str] = {}
         for one in self.paths:
             if not one.is_file():
                 raise FileNotFoundError(f"No cassette at {one}: record one with Recorder(llm, {str(one)!r}).")
-            for number, line in enumerate(one.read_text(encoding="utf-8").splitlines(), 1):
-                if line.strip():
-                    self._load(one, number, line)
-        self._index: dict[str, dict] = {}
-        for entry in self.entries:
-            self._index.setdefault(_canonical(entry["request"]), entry)  # the first recording wins
+            try:
+                lines = json_lines(one)
+            except ValueError as e:
+                raise CassetteError(f"{e}. Record the cassette again rather than editing it by hand.") from None
+            for number, line in lines:
+                self._load(one, number, line)
         self.stamp = self.stamps[0] if self.stamps else {}
-        self.model = self.stamp.get("model") or (self.entries[0]["model"] if self.entries else "")
+        self.model = self.stamp.get("model") or (self.entries[0].get("model", "") if self.entries else "")
         self.calls: list[CallRecord] = []
-        self._readable: dict[int, str] = {}
 
     def _load(self, path: Path, number: int, line: str) -> None:
         try:
@@ -173,6 +178,13 @@ class ReplayLLM:
             problem = _problem(entry)
         except ValueError as e:
             problem = f"not JSON ({e})"
+        except RecursionError:
+            problem = "nested too deeply to read"
+        if not problem and "stamp" not in entry:
+            try:  # what a hit and a miss will need, made now, so that a line that cannot give it is named here
+                key, readable = _canonical(entry["request"]), _readable(entry["request"])
+            except (RecursionError, KeyError, TypeError, AttributeError) as e:
+                problem = f"its request cannot be read back ({type(e).__name__}: {e})"[:300]
         if problem:
             raise CassetteError(f"{path}, line {number}: not a recorded call: {problem}. "
                                 f"Record the cassette again rather than editing it by hand.") from None
@@ -182,6 +194,8 @@ class ReplayLLM:
         else:
             entry["_file"] = path.name
             self.entries.append(entry)
+            self._index.setdefault(key, entry)  # the first recording wins
+            self._readable[id(entry)] = readable
 
     def think(self, messages, temperature: float = 0) -> str:
         return self._answer(request_of(messages, temperature=temperature, name=self.name)).content
@@ -201,15 +215,12 @@ class ReplayLLM:
             prompt_tokens=usage.get("prompt_tokens", 0), completion_tokens=usage.get("completion_tokens", 0),
             temperature=request["temperature"], latency_s=time.perf_counter() - start,
             model=entry.get("model", ""), cached_tokens=usage.get("cached_tokens", 0),
-            tool_calls=list(turn.tool_calls),
+            tool_calls=list(turn.tool_calls), started_s=start,
             note=f"replayed from {entry['_file']} (recorded in {entry.get('latency_s', 0)} s)"))
         return turn
 
     def _text(self, entry: dict) -> str:
-        key = id(entry)
-        if key not in self._readable:
-            self._readable[key] = _readable(entry["request"])
-        return self._readable[key]
+        return self._readable[id(entry)]
 
     def _closest(self, wanted: str) -> dict:
         """The recorded request most like `wanted`: a cheap measure ranks them all (shared start, then
@@ -218,10 +229,14 @@ class ReplayLLM:
             text = self._text(entry)
             return -_common_prefix(text, wanted), abs(len(text) - len(wanted))
 
-        shortlist = sorted(self.entries, key=cheap)[:CANDIDATES]
-        wanted_lines = wanted.splitlines()
-        return max(shortlist, key=lambda e: difflib.SequenceMatcher(
-            None, self._text(e).splitlines(), wanted_lines, autojunk=False).ratio())
+        def similarity(entry):  # SequenceMatcher's ratio, over the lines that differ at most DIFF_LINES of each
+            recorded, asked = self._text(entry).splitlines(), wanted.splitlines()
+            shared, _, a, b, _ = _window(recorded, asked)
+            blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+            same = sum(block.size for block in blocks)
+            return 2 * (shared + same) / max(1, len(recorded) + len(asked))
+
+        return max(sorted(self.entries, key=cheap)[:CANDIDATES], key=similarity)
 
     def _miss_message(self, request: dict) -> str:
         names = ", ".join(str(p) for p in self.paths)
@@ -231,10 +246,13 @@ class ReplayLLM:
             return f"{head} It is empty: record a run first." + self._how_to_record()
         wanted = _readable(request)
         closest = self._closest(wanted)
-        shown = [_cut(line) for line in difflib.unified_diff(
-            self._text(closest).splitlines(), wanted.splitlines(), "closest recorded request", "this request",
-            n=1, lineterm="")]
+        recorded, asked = self._text(closest).splitlines(), wanted.splitlines()
+        _, skip, a, b, cut = _window(recorded, asked, context=1)
+        shown = [_cut(_shift(line, skip)) for line in difflib.unified_diff(
+            a, b, "closest recorded request", "this request", n=1, lineterm="")]
         more = f"\n... ({len(shown) - 40} more diff lines)" if len(shown) > 40 else ""
+        if cut:
+            more += f"\n(the diff compares the first {DIFF_LINES} lines of each where they differ)"
         first = ""
         if any(line.endswith(" more characters)") for line in shown):
             at = _common_prefix(self._text(closest), wanted)
@@ -305,8 +323,35 @@ def _readable(request: dict) -> str:
     ])
 
 
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the common start of two texts (binary search on slices: fast on long prompts)."""
+def _window(a: list[str], b: list[str], context: int = 0) -> tuple[int, int, list[str], list[str], bool]:
+    """Two texts' lines without the lines they share at start and end (bar `context` lines either side),
+    the lines between cut to DIFF_LINES: a diff's work grows with the product of the lines it compares.
+
+    Returns the shared lines left out, the lines left out before, what is left of a and of b, and
+    whether either was cut.
+    """
+    start = _common_prefix(a, b)
+    end = _common_prefix(a[start:][::-1], b[start:][::-1])
+    skip = max(0, start - context)
+
+    def side(lines):
+        if len(lines) - start - end > DIFF_LINES:
+            return lines[skip:start + DIFF_LINES], True
+        return lines[skip:len(lines) - end + min(end, context)], False
+
+    (a, cut_a), (b, cut_b) = side(a), side(b)
+    return start + end, skip, a, b, cut_a or cut_b
+
+
+def _shift(line: str, skip: int) -> str:
+    """A unified diff's hunk header, renumbered for the `skip` lines left out before it."""
+    if not skip or not line.startswith("@@ "):
+        return line
+    return re.sub(r"([-+])(\d+)", lambda m: f"{m[1]}{int(m[2]) + skip}", line, count=2)
+
+
+def _common_prefix(a, b) -> int:
+    """Length of the common start of two texts or lists (binary search on slices: fast on long prompts)."""
     low, high = 0, min(len(a), len(b))
     while low < high:
         middle = (low + high + 1) // 2

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .data import DATA_DIR
+from .text import json_lines
 
 CATEGORIES = ("lookup", "arithmetic", "multi-hop", "impossible")
 CHECKERS = ("exact", "numeric", "refuse", "leading")
@@ -165,9 +166,7 @@ def load_tasks(path: str | Path | None = None) -> list[Task]:
     """Every task of a JSON-lines file (default: data/tasks.jsonl); blank lines are skipped."""
     path = Path(path) if path else DATA_DIR / "tasks.jsonl"
     tasks, seen = [], set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, line in json_lines(path):
         where = f"{path.name} line {number}"
         try:
             data = json.loads(line)

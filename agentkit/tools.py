@@ -24,7 +24,7 @@ import re
 import threading
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -250,6 +250,7 @@ class ToolCall:
     output: str
     ok: bool
     latency_s: float
+    started_s: float = field(default=0.0, compare=False, repr=False)  # time.perf_counter() at the start
 
 
 # What a tool does to the world: "read" changes nothing; the others change something outside the run.
@@ -370,7 +371,7 @@ class ToolExecutor:
 
     def _log(self, tool: str, argument: str, output: str, ok: bool, start: float) -> None:
         self.log.append(ToolCall(tool=tool, argument=argument, output=output, ok=ok,
-                                 latency_s=time.perf_counter() - start))
+                                 latency_s=time.perf_counter() - start, started_s=start))
 
     def _on_worker(self, tool: Tool, argument: str) -> str:
         with self._worker_lock:

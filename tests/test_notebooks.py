@@ -50,6 +50,27 @@ def test_panels_are_saved_as_their_placeholder_and_checked(path):
             assert "nbval-ignore-output" not in cell.get("metadata", {}).get("tags", [])
 
 
+# --- sources a learner can find ----------------------------------------------------------------
+
+SOURCES_PAGE = NOTEBOOKS[0].parent / "SOURCES.md"
+
+
+def source_anchors() -> set:
+    return set(re.findall(r'<a id="([a-z0-9-]+)"></a>', SOURCES_PAGE.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_chapter_links_to_the_sources_page_and_every_source_line_to_its_entry(path):
+    first = "".join(cells(path, "markdown")[0]["source"])
+    assert "](SOURCES.md)" in first, "the header line (tools/colab_cell.py) links to the sources page"
+    anchors = source_anchors()
+    for cell in cells(path, "markdown"):
+        for line in "".join(cell["source"]).split("\n"):
+            if re.match(r">?\s*Source:", line.strip()):
+                linked = re.findall(r"\]\(SOURCES\.md#([a-z0-9-]+)\)", line)
+                assert linked and set(linked) <= anchors, f"{path.name}: {line!r} names no entry of SOURCES.md"
+
+
 # --- every number in the prose is printed by a cell, or cited -------------------------------
 #
 # What counts as a quoted number: an integer of two or more digits (25185, 1,500, 20) or any
@@ -137,7 +158,7 @@ def unshown_numbers(notebook):
 # --- lessons, not test fixtures --------------------------------------------------------------
 #
 # What a learner reads (Markdown and what cells print) speaks of the course, not of how it is
-# tested or built: instructors' matters belong in the README. A pointer to a test file as further
+# tested or built: instructors' matters belong in CONTRIBUTING.md. A pointer to a test file as further
 # reading is fine; these phrases are not.
 _TEST_VOCABULARY = re.compile(
     r"\bnbval\b|\bpytest\b|\bmake test\b|this output is checked|not compared when the course is tested"
@@ -183,7 +204,7 @@ def test_every_number_in_the_prose_is_printed_by_a_cell_or_cited(path):
     assert not new, (
         f"{path.name}, by cell id: {new}. A number must be printed by a cell, or cited on a blockquote line "
         "that names its source (> ... Source: ...), never the fact sheet (learners do not have it: name the "
-        "source itself); test and build words belong in the README, not in a lesson."
+        "source itself); test and build words belong in CONTRIBUTING.md, not in a lesson."
     )
 
 

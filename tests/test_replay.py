@@ -1,5 +1,6 @@
 """Record a run against the loopback server, then replay it with the server gone."""
 import json
+import re
 
 import pytest
 
@@ -101,7 +102,6 @@ def test_a_failed_call_writes_nothing_and_a_missing_cassette_says_how_to_make_on
 
 import random
 import threading
-import time
 
 from agentkit.llm import CallRecord
 from agentkit.replay import CassetteError, real_or_replay
@@ -185,10 +185,9 @@ def test_a_miss_against_long_recorded_requests_is_quick_and_short(tmp_path):
     for i in range(10):
         recorder.think([{"role": "user", "content": f"Question {i}\n{page()}"}])
 
-    start = time.perf_counter()
+    # How much work the miss does is counted in test_a_miss_compares_a_bounded_number_of_lines_...; here, its text.
     with pytest.raises(CassetteMiss) as miss:
         ReplayLLM(tmp_path / "c.jsonl").think([{"role": "user", "content": f"Question 3\n{page()}"}])
-    assert time.perf_counter() - start < 0.5  # it took 4 s, a quadratic diff of every recorded request
     assert "-[user] Question 3" not in str(miss.value) and "[user] Question 3" in str(miss.value)
     assert "more characters)" in str(miss.value) and "first difference is at character" in str(miss.value)
     assert len(str(miss.value)) < 2000
@@ -267,3 +266,91 @@ def test_ap_mode_replay_answers_from_the_shipped_cassettes(monkeypatch):
     assert llm.calls[0].reply.startswith("There are 365 days in 2024.")
     with pytest.raises(CassetteMiss, match="03b_real_model"):
         ReActAgent(llm, default_executor(), max_steps=4).run(CHECKPOINT_QUESTION, verbose=False)
+
+
+# --- hostile cassettes: every line is read back or named, never a stray exception --------------
+
+SEPARATORS = "\u2028\u2029\x85"  # line ends to str.splitlines(), characters JSON keeps as they are
+
+
+def test_json_lines_end_at_newlines_only_and_name_a_line_that_is_not_utf8(tmp_path):
+    from agentkit.text import json_lines
+
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(f'{{"a": "1{SEPARATORS}2"}}\r\n\n  \n{{"b": 2}}\n'.encode())
+    assert [(n, json.loads(line)) for n, line in json_lines(path)] == [(1, {"a": f"1{SEPARATORS}2"}), (4, {"b": 2})]
+    path.write_bytes(b'{"a": 1}\n{"b": "\xff"}\n')
+    with pytest.raises(ValueError, match=r"x.jsonl, line 2: not UTF-8 text \(invalid start byte\)"):
+        json_lines(path)
+
+
+def test_a_reply_and_a_prompt_with_line_separators_replay(tmp_path):
+    recorder = Recorder(get_llm("fake"), tmp_path / "c.jsonl")
+    prompt = f"Question: one{SEPARATORS}page text"
+    recorder.llm.think = lambda messages, temperature=0: f"Final Answer: 42{SEPARATORS}"
+    reply = recorder.think(prompt)
+    assert len((tmp_path / "c.jsonl").read_text(encoding="utf-8").splitlines()) > 1  # what broke the old reader
+    assert ReplayLLM(tmp_path / "c.jsonl").think(prompt) == reply == f"Final Answer: 42{SEPARATORS}"
+
+
+def test_a_saved_ledger_and_a_task_file_with_line_separators_read_back(tmp_path):
+    from agentkit.approval import Decision, GatedExecutor, Replayed, deny_side_effects
+    from agentkit.tasks import load_tasks
+    from agentkit.tools import ToolExecutor
+
+    tools = ToolExecutor()
+    tools.register("Send", lambda text: "sent", "send a message", effect="send")
+    gate = GatedExecutor(tools, deny_side_effects)
+    gate.run("Send", f"hi{SEPARATORS}there")
+    assert Replayed(gate.save(tmp_path / "decisions.jsonl")).recorded == gate.ledger
+    assert isinstance(gate.ledger[0], Decision) and gate.ledger[0].argument == f"hi{SEPARATORS}there"
+
+    task = {"id": "a", "category": "lookup", "question": f"Who{SEPARATORS}?", "gold": "Ana", "checker": "exact",
+            "key_path": ["Search[Ana]"]}
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(task, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert load_tasks(tmp_path / "tasks.jsonl")[0].question == f"Who{SEPARATORS}?"
+
+
+def test_a_cassette_without_a_model_loads_and_replays(tmp_path):
+    cassette = tmp_path / "c.jsonl"
+    cassette.write_text(json.dumps({k: v for k, v in GOOD.items() if k != "model"}) + "\n")
+    replay = ReplayLLM(cassette)
+    assert replay.model == "" and replay.think([{"role": "user", "content": "hi"}]) == "hello"
+    assert replay.calls[0].model == ""
+
+
+@pytest.mark.parametrize("line2, says", [
+    (b'{"request": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
+    (json.dumps({**GOOD, "reply": "caf\u00e9"}, ensure_ascii=False).encode("latin-1"), "not UTF-8 text"),
+    (json.dumps({**GOOD, "request": {**GOOD["request"], "messages": [{"role": "assistant", "content": None,
+                                                                       "tool_calls": [{}]}]}}).encode(),
+     "its request cannot be read back"),
+    (json.dumps({**GOOD, "request": {**GOOD["request"], "tools": ["Search"]}}).encode(),
+     "its request cannot be read back"),
+])
+def test_a_hostile_cassette_line_is_a_cassette_error_naming_its_line(tmp_path, line2, says):
+    cassette = tmp_path / "c.jsonl"
+    cassette.write_bytes(json.dumps(GOOD).encode() + b"\n" + line2 + b"\n")
+    with pytest.raises(CassetteError, match=rf"c.jsonl, line 2: .*{says}"):
+        ReplayLLM(cassette)
+
+
+def test_a_miss_compares_a_bounded_number_of_lines_however_long_the_requests(tmp_path, monkeypatch):
+    import difflib
+
+    compared = []
+
+    class Counting(difflib.SequenceMatcher):
+        def set_seqs(self, a, b):
+            compared.append(len(a) * len(b))
+            super().set_seqs(a, b)
+
+    monkeypatch.setattr(difflib, "SequenceMatcher", Counting)
+    page = lambda n: "\n".join(f"{i % n} line" for i in range(3000))  # noqa: E731 (repeated lines: the worst case)
+    recorder = Recorder(get_llm("fake"), tmp_path / "c.jsonl")
+    recorder.think(f"Question: one\n{page(7)}")
+    with pytest.raises(CassetteMiss) as miss:
+        ReplayLLM(tmp_path / "c.jsonl").think(f"Question: one\nchanged\n{page(5)}")
+    assert compared and max(compared) < 300 * 300  # of 3001 and 3002 lines: the whole texts were compared
+    assert "\n@@ -1,201 +1,201 @@\n [user] Question: one\n-[user] 0 line\n" in str(miss.value)
+    assert re.search(r"the diff compares the first \d+ lines of each where they differ", str(miss.value))

@@ -108,3 +108,43 @@ def test_with_its_warm_parent_gone_a_kernel_starts_the_usual_way_and_says_so(tmp
     with pytest.warns(UserWarning, match="No warm kernel parent.*starts the usual way"):
         asyncio.run(provisioner.launch_kernel(cmd))
     assert started == [cmd] and provisioner.process is None
+
+
+SERVE = """
+import os, socket, sys
+from tests import warm_kernels
+warm_kernels.REQUEST_TIMEOUT_S = 0.1
+warm_kernels._serve(socket.socket(fileno=int(sys.argv[1])))
+os._exit(0)  # the forked child: a stand-in kernel that ends at once
+"""
+
+
+@pytest.mark.parametrize("says", [b"", b'{"argv": '])  # nothing at all; half a request
+def test_an_asker_that_goes_quiet_is_hung_up_on_and_the_next_kernel_is_still_forked(tmp_path, says):
+    import socket
+
+    path = str(tmp_path / "fork.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(8)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parent = subprocess.Popen([sys.executable, "-c", SERVE, str(listener.fileno())], stdin=subprocess.PIPE,
+                              pass_fds=[listener.fileno()], cwd=root)
+    listener.close()
+    try:
+        with socket.socket(socket.AF_UNIX) as quiet, socket.socket(socket.AF_UNIX) as asker, \
+                open(os.devnull, "wb") as null:
+            quiet.connect(path)  # first in the queue, then silent
+            quiet.sendall(says)
+            asker.connect(path)
+            asker.settimeout(30)  # the fix answers in a fraction of a second; before it, never
+            request = json.dumps({"argv": ["kernel"], "env": {}, "cwd": None}).encode() + b"\n"
+            socket.send_fds(asker, [request], [null.fileno(), null.fileno()])
+            reply = json.loads(asker.makefile("rb").readline())
+            quiet.settimeout(30)
+            assert quiet.recv(1) == b""  # the quiet one was hung up on
+        assert set(reply) == {"pid"}
+    finally:
+        parent.stdin.close()
+        parent.wait(timeout=30)
+    assert parent.returncode == 0

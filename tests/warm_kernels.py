@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 
 from jupyter_client.provisioning import LocalProvisioner
@@ -36,6 +37,10 @@ SOCKET_VARIABLE = "AGENTKIT_WARM_KERNELS"
 # What ipykernel sets before a notebook's first cell (ipykernel.kernelapp), so matplotlib, imported
 # early here, reads the same backend setting it would have read in the kernel.
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+# A worker sends its whole request as it connects. The parent serves one asker at a time, so one that
+# connects and goes quiet is hung up on after this long, not waited for by every later kernel.
+REQUEST_TIMEOUT_S = 10.0
+MAX_REQUEST = 1 << 22  # bytes: an environment and a command line, with room to spare
 
 
 def available() -> bool:
@@ -210,12 +215,8 @@ def _serve(listener: socket.socket) -> dict:
         if listener not in readable:
             continue
         connection = listener.accept()[0]
-        message, fds, _, _ = socket.recv_fds(connection, 1 << 16, 2)
-        chunk = message
-        while chunk and not message.endswith(b"\n"):
-            chunk = connection.recv(1 << 16)
-            message += chunk
-        if not message.endswith(b"\n"):  # the asker went away mid-request
+        message, fds = _read_request(connection)
+        if not message.endswith(b"\n"):  # the asker went away, went quiet or sent too much mid-request
             for fd in fds:
                 os.close(fd)
             connection.close()
@@ -223,7 +224,7 @@ def _serve(listener: socket.socket) -> dict:
         try:
             pid = os.fork()
         except OSError as e:
-            connection.sendall(json.dumps({"error": str(e)}).encode() + b"\n")
+            _reply(connection, {"error": str(e)})
             pid = None
         if pid == 0:
             listener.close()
@@ -233,9 +234,38 @@ def _serve(listener: socket.socket) -> dict:
             return request
         for fd in fds:
             os.close(fd)
-        if pid:
-            connection.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        if pid and not _reply(connection, {"pid": pid}):
+            os.kill(pid, signal.SIGKILL)  # a kernel no one will talk to or shut down
         connection.close()
+
+
+def _read_request(connection: socket.socket) -> tuple[bytes, list[int]]:
+    """What the asker sent, up to its newline, and the fds that came with it; cut short at the deadline."""
+    deadline = time.monotonic() + REQUEST_TIMEOUT_S
+    message, fds = b"", []
+    try:
+        connection.settimeout(REQUEST_TIMEOUT_S)
+        message, fds, _, _ = socket.recv_fds(connection, 1 << 16, 2)
+        chunk = message
+        while chunk and not message.endswith(b"\n") and len(message) < MAX_REQUEST:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            connection.settimeout(left)
+            chunk = connection.recv(1 << 16)
+            message += chunk
+    except OSError:  # the timeout, or the asker gone
+        pass
+    return message, fds
+
+
+def _reply(connection: socket.socket, answer: dict) -> bool:
+    """Send the answer; False when the asker is gone."""
+    try:
+        connection.sendall(json.dumps(answer).encode() + b"\n")
+        return True
+    except OSError:
+        return False
 
 
 def _become_kernel(request: dict) -> None:

@@ -50,16 +50,22 @@ def build(out: Path) -> list[Path]:
     for path in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+        body = body.replace('href="SOURCES.md', 'href="SOURCES.html')  # every chapter's header links to the sources
         page = out / f"{path.stem}.html"
         page.write_text(body, encoding="utf-8")
         pages.append(page)
         title, goals = title_and_goals(nb)
         rows.append(f'<section><h2><a href="{page.name}">{html.escape(title or path.stem)}</a></h2>'
                     f'<p class="file">{path.name}</p>{mistune.html(goals)}</section>')
-    intro = ""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("\n\n")
-    if len(readme) > 1:
-        intro = mistune.html(readme[1])
+    sources = (ROOT / "notebooks" / "SOURCES.md").read_text(encoding="utf-8")
+    (out / "SOURCES.html").write_text(f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>The course's sources</title>
+<style>body {{ font-family: system-ui, sans-serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem;
+line-height: 1.5; }}</style></head><body>{mistune.html(sources)}</body></html>
+""", encoding="utf-8")
+    # The README's first paragraph of prose (not its title, not the Colab line) introduces the course.
+    paragraphs = (ROOT / "README.md").read_text(encoding="utf-8").split("\n\n")
+    intro = next((mistune.html(p) for p in paragraphs if p.strip() and not p.startswith(("#", "[Open in Colab]"))), "")
     index = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Agent paradigms, hands-on</title>
@@ -74,6 +80,7 @@ h2 {{ margin-bottom: 0; font-size: 1.2rem; }}
 <p>These pages show each notebook with the outputs stored in the repository, computed by the offline
 stand-in model. To run the cells and use the panels, clone the repository and run <code>make lab</code>.</p>
 {''.join(rows)}
+<p><a href="SOURCES.html">The course's sources</a>: practitioners' write-ups and papers, with authors and links.</p>
 </body></html>
 """
     (out / "index.html").write_text(index, encoding="utf-8")

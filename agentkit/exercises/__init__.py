@@ -38,7 +38,7 @@ from typing import Any, Callable, Optional
 from . import saved
 from .deadline import TimeUp, time_limit
 
-CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14"]
+CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "16"]
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
 TIME_LIMIT_S = 10.0  # your code's time in one check, over all its cases (the check's own code is not counted)
@@ -227,6 +227,31 @@ def call(function, *args, case: str, hint: str):
     except BaseException as e:  # noqa: BLE001 - the learner's code may raise anything; say what and where
         raise Fail(case, "no exception", _raised(e),
                    hint or "your code raised on this case: fix it, then check again.") from None
+
+
+def check_prediction(prediction, truth: dict, *, what: str, labels: tuple, hint: Callable,
+                     case: Callable = lambda name: name, source: str = "the ledgers") -> None:
+    """The older way to check a prediction (it shows the truth at the first wrong guess); chapters 00-13 use
+    predictions.prediction, which keeps it until the learner asks. Kept for the chapters that still call it."""
+    shape = f"({', '.join(labels)})"
+    if not isinstance(prediction, dict):
+        raise Fail("the prediction", f"a dict {{{what}: {shape}}}", type(prediction).__name__,
+                   "copy the dict from the exercise cell and fill in the numbers.")
+    count = {1: "one whole number", 2: "a pair of whole numbers", 3: "three whole numbers"}.get(len(labels),
+                                                                                          f"{len(labels)} whole numbers")
+    for name, actual in truth.items():
+        guess = prediction.get(name)
+        if guess is None or guess is Ellipsis:
+            raise NotDone()
+        try:
+            guess = tuple(int(x) for x in guess)
+        except (TypeError, ValueError):
+            guess = None
+        if guess is None or len(guess) != len(labels):
+            raise Fail(name, count, shown(prediction.get(name)), f"write {shape}.")
+        if guess != tuple(actual):
+            off = ", ".join(f"{label} off by {g - a:+d}" for label, g, a in zip(labels, guess, actual) if g != a)
+            raise Fail(case(name), f"{tuple(actual)} from {source}", f"{guess} ({off})", hint(name, guess, tuple(actual)))
 
 
 def _cut(text: str, chars: int = FIELD_CHARS) -> str:

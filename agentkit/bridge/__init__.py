@@ -1,0 +1,114 @@
+"""The bridge to the frameworks people use: the course's agents rebuilt in LangGraph and smolagents.
+
+Each framework is driven by any course LLM (`think(messages) -> str`, the stand-in by default) through
+an adapter of the kind the framework's own tests use: a LangChain chat model (`BaseChatModel`), a
+smolagents `Model`. The adapter is the model's chat template and tool-call parser in one, as a server
+such as llama.cpp has for an open model: it writes the framework's history (its system prompt, the
+task, each tool call and each tool result, in the framework's own words) as the course's text protocol
+(`Thought / Action / Observation`), asks the LLM, and reads the reply back with `agentkit.parsing`:
+* `Action: Tool[input]` becomes a tool call with one string argument, `input`, and an id made from
+  its content and its place in the history (the same run gives the same ids); the call, id included,
+  is written into that reply's ledger entry (`CallRecord.tool_calls`), as a native client records it;
+* `Action: Finish[answer]` becomes the framework's way to answer (LangChain: a reply with no tool call;
+  smolagents: its `final_answer` tool);
+* a reply with no action becomes a reply with no tool call, text only: what happens next is the
+  framework's own choice (the table of chapter 16 says which).
+The tools are the course's own: each framework tool runs `ToolExecutor.run`, so the tool log, like the
+LLM ledger, is the course's, and `agentkit.otel` draws the three runs' traces from the same ledgers.
+
+The frameworks are an optional install (`pip install -e ".[bridge]"`, requirements-bridge.txt); agentkit
+imports without them, and `missing()` names what is not installed.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from dataclasses import dataclass
+
+from ..parsing import FINISH, Parsed, parse_reply
+from ..protocol import FunctionCall, ledger
+from ..react import Step
+
+# What requirements-bridge.txt pins (the versions the chapter's stored outputs were made with).
+PINS = {"langgraph": "1.2.24", "langchain": "1.5.2", "langchain-core": "1.8.3", "smolagents": "1.26.0",
+        "opentelemetry-sdk": "1.45.2", "opentelemetry-semantic-conventions": "0.66b2",
+        "opentelemetry-exporter-otlp-proto-http": "1.45.2"}
+MODULES = {"langgraph": "langgraph", "langchain": "langchain", "langchain-core": "langchain_core",
+           "smolagents": "smolagents", "opentelemetry-sdk": "opentelemetry.sdk",
+           "opentelemetry-semantic-conventions": "opentelemetry.semconv",
+           "opentelemetry-exporter-otlp-proto-http": "opentelemetry.exporter.otlp.proto.http"}
+INSTALL = 'pip install -e ".[bridge]"   (or: pip install -r requirements-bridge.txt)'
+# smolagents' own words when its run hits max_steps and it asks once more for an answer (its final_answer prompt).
+SMOLAGENTS_FALLBACK_MARKER = "An agent tried to answer a user query but it got stuck"
+
+
+def _found(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
+def missing() -> list[str]:
+    """The bridge's packages that are not installed here (empty when the chapter can run them all)."""
+    return [name for name, module in MODULES.items() if not _found(module)]
+
+
+def versions() -> dict:
+    """{package: (installed version or None, pinned version)}."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name, pin in PINS.items():
+        try:
+            found[name] = (version(name), pin)
+        except PackageNotFoundError:
+            found[name] = (None, pin)
+    return found
+
+
+# --- the text protocol, for a framework's history ----------------------------------------------
+
+
+@dataclass
+class Turn:
+    """One step of a framework's history in the course's terms: what the model said, asked, and got back."""
+
+    thought: str
+    tool: str  # "" when the reply asked for no tool
+    argument: str
+    observation: str
+
+
+def render(system: str, head: str, turns: list[Turn], tail: str = "") -> list[dict]:
+    """The course's text protocol: the system prompt, then the task and every step as ReActAgent writes them."""
+    history = [Step(t.thought, t.tool, t.argument, t.observation).as_history() for t in turns]
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": "\n\n".join([head, *history, *([tail] if tail else [])])}]
+
+
+def read(reply: str) -> Parsed:
+    """What a reply asks for (`agentkit.parsing.parse_reply`; never raises)."""
+    return parse_reply(reply)
+
+
+def call_id(tool: str, argument: str, position: int) -> str:
+    """A tool call id from the call's content and its place in the history (never from a counter)."""
+    return "call_" + hashlib.sha1(f"{position}|{tool}|{argument}".encode()).hexdigest()[:12]
+
+
+def keep_call(llm, before: int, name: str, arguments: dict, id: str) -> None:
+    """Write the tool call the framework received into the ledger entry of the call that made it."""
+    calls = ledger(llm)
+    if len(calls) == before + 1:  # one think() call, as the adapter made it
+        calls[-1].tool_calls = [FunctionCall(id, name, json.dumps(arguments))]
+
+
+def thought_of(text: str) -> str:
+    """The thought in a reply's text (its Thought line, or the text itself when it has no labels)."""
+    return parse_reply(text).thought if text else ""
+
+
+__all__ = ["FINISH", "INSTALL", "PINS", "SMOLAGENTS_FALLBACK_MARKER", "Turn", "call_id", "keep_call", "missing",
+           "read", "render", "thought_of", "versions"]

@@ -1,0 +1,138 @@
+"""Chapter 02's ReAct in smolagents (`ToolCallingAgent`), driven by a course LLM.
+
+* `CourseModel(llm)`: a smolagents `Model` (as smolagents' own tests subclass it) over any course LLM.
+  smolagents writes its history as text: its system prompt, "New task:", then per step the model's text,
+  "Calling tools: [...]" and "Observation: ..." (or "Error: ... Now let's retry"). The adapter writes
+  those steps as the text protocol (see `agentkit.bridge`) under smolagents' own system prompt, which
+  carries the course's ReAct role prompt as its custom `instructions`; `Finish[answer]` becomes a call
+  of smolagents' `final_answer` tool. A call without tools (smolagents' last try at max_steps) gets the
+  same history under smolagents' own final-answer prompt.
+* `react_agent(llm, tools, max_steps)`: a `ToolCallingAgent` with the executor's tools, silent.
+* `SmolagentsReAct`: it behind the course's agent interface, so `agentkit.evaluate` runs it.
+Import this module only where the bridge is installed (`agentkit.bridge.missing()`).
+"""
+from __future__ import annotations
+
+import ast
+
+from smolagents import Tool, ToolCallingAgent
+from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole, Model
+from smolagents.monitoring import LogLevel, TokenUsage
+
+from ..modes import get_llm
+from ..protocol import ledger
+from ..react import ROLE_PROMPT
+from ..tools import default_executor
+from . import FINISH, Turn, call_id, keep_call, read, render, thought_of
+
+FINAL_ANSWER = "final_answer"  # smolagents' own tool for the answer
+
+
+def _text(message) -> str:
+    content = message.content if not isinstance(message, dict) else message.get("content")
+    if isinstance(content, list):
+        return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def _role(message) -> str:
+    role = message.role if not isinstance(message, dict) else message.get("role")
+    return getattr(role, "value", role)
+
+
+def _called(text: str) -> tuple[str, str]:
+    """(tool, input) of the first call in smolagents' "Calling tools:\\n[...]" text."""
+    try:
+        calls = ast.literal_eval(text.split("\n", 1)[1])
+        function = calls[0]["function"]
+        arguments = function["arguments"]
+        if isinstance(arguments, dict):
+            arguments = arguments.get("input", arguments.get("answer", ""))
+        return str(function["name"]), str(arguments)
+    except (ValueError, SyntaxError, IndexError, KeyError, TypeError):
+        return "", ""
+
+
+def history(messages) -> tuple[str, str, list[Turn], str]:
+    """(system prompt, task message, steps, closing user message) of smolagents' messages."""
+    system = next((_text(m) for m in messages if _role(m) == "system"), "")
+    users = [i for i, m in enumerate(messages) if _role(m) == "user"]
+    head = _text(messages[users[0]]) if users else ""
+    tail = _text(messages[users[-1]]) if len(users) > 1 else ""
+    turns: list[Turn] = []
+    for message in messages[(users[0] + 1 if users else 0):]:
+        role, text = _role(message), _text(message)
+        if role == "assistant":
+            turns.append(Turn(thought_of(text), "", "", ""))
+        elif role == "tool-call" and turns:
+            turns[-1].tool, turns[-1].argument = _called(text)
+        elif role == "tool-response" and turns:
+            turns[-1].observation = text.removeprefix("Observation:\n")
+    return system, head, turns, tail
+
+
+class CourseModel(Model):
+    """A smolagents Model whose replies come from a course LLM (`think(messages) -> str`)."""
+
+    def __init__(self, llm) -> None:
+        super().__init__(model_id=getattr(llm, "model", "") or type(llm).__name__)
+        self.llm = llm
+
+    def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
+        system, head, turns, tail = history(messages)
+        before = len(ledger(self.llm))
+        reply = self.llm.think(render(system, head, turns, tail))
+        calls = ledger(self.llm)[before:]
+        usage = TokenUsage(sum(c.prompt_tokens for c in calls), sum(c.completion_tokens for c in calls))
+        if not tools_to_call_from:
+            return ChatMessage(MessageRole.ASSISTANT, reply, token_usage=usage)
+        parsed = read(reply)
+        if not parsed.action:  # no tool call: smolagents tries to parse one from the text, and retries
+            return ChatMessage(MessageRole.ASSISTANT, reply, token_usage=usage)
+        name, field = (FINAL_ANSWER, "answer") if parsed.action == FINISH else (parsed.action, "input")
+        call = ChatMessageToolCall(function=ChatMessageToolCallFunction(name=name, arguments={field: parsed.argument}),
+                                   id=call_id(parsed.action, parsed.argument, len(turns)), type="function")
+        keep_call(self.llm, before, name, {field: parsed.argument}, call.id)
+        return ChatMessage(MessageRole.ASSISTANT, parsed.thought, [call], token_usage=usage)
+
+
+class CourseTool(Tool):
+    """One of the executor's tools as a smolagents Tool: one string input; every call runs through the executor."""
+
+    inputs = {"input": {"type": "string", "description": "the tool's input, as text"}}
+    output_type = "string"
+
+    def __init__(self, executor, name: str, description: str) -> None:
+        self.executor, self.name, self.description = executor, name, description
+        super().__init__()
+
+    def forward(self, input: str) -> str:
+        return self.executor.run(self.name, input)
+
+
+def react_agent(llm, tools, max_steps: int = 5, **options) -> ToolCallingAgent:
+    """Chapter 02's ReAct as a ToolCallingAgent: the course's role prompt as its instructions, the executor's tools."""
+    return ToolCallingAgent(tools=[CourseTool(tools, t.name, t.description) for t in tools.tools.values()],
+                            model=CourseModel(llm), max_steps=max_steps, verbosity_level=LogLevel.OFF,
+                            instructions=ROLE_PROMPT.format(tools=tools.describe()), name="ReAct", **options)
+
+
+class SmolagentsReAct:
+    """`react_agent` behind the course's agent interface."""
+
+    def __init__(self, llm=None, tools=None, max_steps: int = 5) -> None:
+        self.llm = llm if llm is not None else get_llm()
+        self.tools = tools if tools is not None else default_executor()
+        self.agent = react_agent(self.llm, self.tools, max_steps)
+        self.steps, self.stop_reason, self.unverified, self.answer = 0, "", False, ""
+
+    def run(self, question: str, verbose: bool = False) -> str:
+        result = self.agent.run(f"Question: {question}", return_full_result=True)
+        self.steps = len(self.agent.memory.steps) - 1  # the task step is not an action
+        finished = any(getattr(step, "is_final_answer", False) for step in self.agent.memory.steps)
+        self.stop_reason = "finished" if finished else "max_steps"
+        self.unverified = not finished  # smolagents' extra call at max_steps answered from memory alone
+        self.answer = str(result.output)
+        if verbose:
+            print(f"Answer [{self.stop_reason}]: {self.answer}")
+        return self.answer

@@ -1,0 +1,148 @@
+"""Chapter 16's bridge: the course's ReAct and Plan-and-Solve in LangGraph and smolagents, driven by the stand-in
+through the adapters, and agentkit importable without any of it."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("langgraph")
+pytest.importorskip("smolagents")
+
+from agentkit import get_llm  # noqa: E402
+from agentkit.bridge import SMOLAGENTS_FALLBACK_MARKER, call_id  # noqa: E402
+from agentkit.bridge.compare import REACT, code_lines, sweep  # noqa: E402
+from agentkit.bridge.with_langgraph import LangGraphPlanAndSolve, LangGraphReAct, plan_and_solve_graph  # noqa: E402
+from agentkit.bridge.with_smolagents import SmolagentsReAct  # noqa: E402
+from agentkit.data import read_text  # noqa: E402
+from agentkit.parsing import FORMAT_REMINDER  # noqa: E402
+from agentkit.plan import PlanAndSolveAgent  # noqa: E402
+from agentkit.react import REACT_MARKER, ReActAgent  # noqa: E402
+from agentkit.scripts.react import CHECKPOINT_QUESTION  # noqa: E402
+from agentkit.sick import FormatBreakerLLM, StuckLLM  # noqa: E402
+from agentkit.tasks import load_tasks  # noqa: E402
+from agentkit.tools import default_executor  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+APPLES = "Tom has 23 apples. He uses 20 for lunch and buys 6 more. How many apples does he have?"
+LOOPS = {"agentkit": ReActAgent, "LangGraph": LangGraphReAct, "smolagents": SmolagentsReAct}
+
+
+def run(loop, llm, max_steps=5):
+    agent = LOOPS[loop](llm, default_executor(), max_steps=max_steps)
+    return agent, agent.run(CHECKPOINT_QUESTION, verbose=False)
+
+
+def sick(kind):
+    llm = kind()
+    llm.add(SMOLAGENTS_FALLBACK_MARKER, llm.fallback, name="smolagents' last try")
+    return llm
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_each_loop_answers_the_checkpoint_with_the_course_tools_in_three_calls(loop):
+    agent, answer = run(loop, get_llm("fake"))
+    assert answer == "25185" and agent.stop_reason == "finished"
+    assert len(agent.llm.calls) == 3
+    assert [(c.tool, c.argument) for c in agent.tools.log] == [("Search", "Steve Jobs"), ("Calculate", "(2024 - 1955) * 365")]
+    assert all(REACT_MARKER in c.messages[0]["content"] for c in agent.llm.calls)  # the course's role prompt reached it
+
+
+def test_langgraph_sends_the_very_prompts_agentkit_sends():
+    ours, _ = run("agentkit", get_llm("fake"))
+    theirs, _ = run("LangGraph", get_llm("fake"))
+    assert [c.messages for c in theirs.llm.calls] == [c.messages for c in ours.llm.calls]
+
+
+def test_smolagents_sends_its_own_system_prompt_around_ours_and_its_own_task_line():
+    agent, _ = run("smolagents", get_llm("fake"))
+    system, user = (m["content"] for m in agent.llm.calls[-1].messages)
+    assert system.index("You are an expert assistant") < system.index(REACT_MARKER) < system.index("Now Begin!")
+    assert user.startswith(f"New task:\nQuestion: {CHECKPOINT_QUESTION}")
+    assert "Action: Search[Steve Jobs]\nObservation: Steve Jobs" in user  # its history, as the text protocol
+
+
+def test_the_adapters_write_each_tool_call_and_its_id_into_the_ledger():
+    for loop in ("LangGraph", "smolagents"):
+        agent, _ = run(loop, get_llm("fake"))
+        asked = [call for record in agent.llm.calls for call in record.tool_calls]
+        assert [c.name for c in asked[:2]] == ["Search", "Calculate"]
+        assert asked[0].id == call_id("Search", "Steve Jobs", 0) and json.loads(asked[0].arguments) == {"input": "Steve Jobs"}
+    assert call_id("Search", "x", 0) != call_id("Search", "x", 1)  # the same call later in a run gets another id
+
+
+def test_on_a_reply_without_an_action_each_loop_keeps_its_own_contract():
+    agent, answer = run("agentkit", FormatBreakerLLM())
+    assert answer == "25185" and FORMAT_REMINDER in agent.llm.calls[1].prompt  # the reminder, then recovery
+    agent, answer = run("LangGraph", FormatBreakerLLM())
+    assert len(agent.llm.calls) == 1 and answer.startswith("Sure!") and agent.stop_reason == "finished"
+    agent, answer = run("smolagents", sick(FormatBreakerLLM))
+    assert "Error while parsing tool call" in agent.llm.calls[1].prompt  # smolagents' own feedback, not ours
+    assert len(agent.llm.calls) == 6 and agent.tools.log == [] and agent.stop_reason == "max_steps"
+
+
+def test_only_agentkit_has_a_repeat_fuse():
+    costs = {loop: (len(a.llm.calls), len(a.tools.log), a.stop_reason)
+             for loop in LOOPS for a, _ in [run(loop, sick(StuckLLM))]}
+    assert costs == {"agentkit": (2, 1, "repeat_fuse"), "LangGraph": (5, 5, "max_steps"),
+                     "smolagents": (6, 5, "max_steps")}
+
+
+def test_the_planner_graph_makes_chapter_04s_calls_and_pauses_for_a_person_with_a_checkpointer():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    ours, graph_agent = PlanAndSolveAgent(get_llm("fake")), LangGraphPlanAndSolve(get_llm("fake"))
+    assert ours.run(APPLES, verbose=False) == graph_agent.run(APPLES)
+    assert [c.messages for c in graph_agent.llm.calls] == [c.messages for c in ours.llm.calls]
+    assert graph_agent.results == ours.results and len(graph_agent.llm.calls) == 1 + len(ours.plan)
+    llm = get_llm("fake")
+    graph = plan_and_solve_graph(llm, checkpointer=InMemorySaver(), interrupt_before=["execute"])
+    thread = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"question": APPLES}, thread)
+    assert graph.get_state(thread).next == ("execute",) and len(llm.calls) == 1  # planned, nothing executed
+    graph.invoke(None, thread)
+    assert len(llm.calls) == 2  # one step per approval
+
+
+def test_the_shipped_sweep_is_what_the_loops_do_now():
+    shipped = json.loads(read_text("bridge_sweep.json"))
+    wanted = [row for row in shipped["rows"] if row["rate"] == 0.2 and row["seed"] == 0]
+    assert sweep(rates=(0.2,), seeds=(0,)) == wanted
+    assert {row["framework"] for row in wanted} == set(REACT) and shipped["tasks"] == len(load_tasks())
+
+
+def test_code_lines_leave_out_docstrings_comments_and_blank_lines():
+    def sample():
+        """A docstring
+        on two lines."""
+        # a comment
+        x = [1,
+             2]
+
+        return x
+
+    assert code_lines(sample) == 4  # def, the two lines of x, return
+
+
+def test_agentkit_and_the_chapter_import_without_the_bridge():
+    blocker = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('langchain', 'langchain_core', 'langgraph', 'smolagents') or "
+        "name.startswith('opentelemetry.sdk') or name.startswith('opentelemetry.exporter'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import agentkit, agentkit.otel, agentkit.bridge.compare, agentkit.exercises.ch16\n"
+        "from agentkit.bridge import missing\n"
+        "from agentkit.exercises import check\n"
+        "print(sorted(missing()))\n"
+        "print(check('16.predict', {'agentkit': (2, 1), 'LangGraph': (5, 5), 'smolagents': (6, 5)}).text)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", blocker], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "'langgraph'" in out.stdout and "'smolagents'" in out.stdout
+    assert "not yet" in out.stdout and "install them with" in out.stdout  # the check says what to install
