@@ -3,12 +3,15 @@
 Run every solution against its check: `python -m agentkit.exercises solutions`.
 """
 
-# 03.predict — reason from the loop, not from memory.
-# Fuse off: nothing but max_steps ends the stuck run, and every step is one LLM call plus one
-# tool call, so max_steps=8 costs (8, 8). Fuse on: step 1 runs its search; step 2 asks for the
-# very same search, and the fuse refuses it *before* the tool runs: (2, 1), whatever max_steps is.
-# The fallback adds one LLM call with tools switched off: (3, 1).
-prediction = {"fuse off": (8, 8), "fuse on": (2, 1), "fuse on + fallback": (3, 1)}
+# 03.predict — reason from the loop and the traces the chapter prints, not from memory.
+# The wanderer searches something new at every step, so the repeat fuse (same call twice in a row)
+# never fires: max_steps=8 stops it, one LLM call and one tool call per step: (8, 8).
+# The stuck model with the fuse off runs to max_steps the same way, 8 and 8; the fallback then adds
+# one LLM call with tools switched off: (9, 8).
+# The format breaker's trace (section 3): prose (no action: a format reminder, no tool), Search,
+# Calculate, Finish. With max_steps=3 the Finish never comes; the fallback adds one LLM call: (4, 2).
+prediction = {"wanderer, fuse on, max_steps=8": (8, 8), "stuck, fuse off, max_steps=8, fallback": (9, 8),
+              "format breaker, max_steps=3, fallback": (4, 2)}
 
 
 # 03.fuse — chapter 03's fuse looks back one action; a stutterer (A, B, A) repeats the action

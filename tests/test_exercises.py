@@ -46,10 +46,12 @@ def input_only(actions):  # forgets the tool: the same text sent to another tool
     return " ".join(actions[-1][1].split()).casefold() in [" ".join(a[1].split()).casefold() for a in actions[-3:-1]]
 
 
+PREDICT_03 = {"wanderer, fuse on, max_steps=8": (8, 8), "stuck, fuse off, max_steps=8, fallback": (9, 8),
+              "format breaker, max_steps=3, fallback": (4, 2)}
 WRONG = [
-    ("03.predict", {"fuse off": (8, 8), "fuse on": (2, 2), "fuse on + fallback": (3, 1)}, "refused before its tool runs"),
-    ("03.predict", {"fuse off": (8, 8), "fuse on": (2, 1), "fuse on + fallback": (3, 2)}, "tools switched off"),
-    ("03.predict", {"fuse off": (5, 5), "fuse on": (2, 1), "fuse on + fallback": (3, 1)}, "nothing stops the stuck model"),
+    ("03.predict", {**PREDICT_03, "wanderer, fuse on, max_steps=8": (2, 1)}, "the repeat fuse never fires"),
+    ("03.predict", {**PREDICT_03, "stuck, fuse off, max_steps=8, fallback": (9, 9)}, "tools switched off"),
+    ("03.predict", {**PREDICT_03, "format breaker, max_steps=3, fallback": (3, 2)}, "a format reminder, no tool"),
     ("03.fuse", last_only, "compares with the previous action only"),
     ("03.fuse", no_normalising, "normalise as section 2's tiny_react does"),
     ("03.fuse", window_of_three, "look back at most two actions"),
@@ -133,7 +135,7 @@ def stub(actions):
     raise NotImplementedError("your code here")
 
 
-@pytest.mark.parametrize("id, unsolved", [("03.predict", {"fuse off": ..., "fuse on": ..., "fuse on + fallback": ...}),
+@pytest.mark.parametrize("id, unsolved", [("03.predict", dict.fromkeys(PREDICT_03, ...)),
                                           ("03.predict", None), ("03.fuse", stub), ("03.fuse", ...), ("03.break", None)])
 def test_the_stub_is_not_done_yet_never_correct(id, unsolved):
     verdict = check(id, unsolved)

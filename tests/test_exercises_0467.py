@@ -361,5 +361,6 @@ def test_a_check_never_raises_even_when_its_checker_meets_an_answer_of_a_shape_i
     verdict = check("99.shape", (8,))
     assert verdict.status == "wrong"
     assert "could not read" in verdict.text and "IndexError" in verdict.text and "hint:" in verdict.text
-    one = check("03.predict", {"fuse off": (8,), "fuse on": (2, 1), "fuse on + fallback": (3, 1)})
+    one = check("03.predict", {"wanderer, fuse on, max_steps=8": (8,), "stuck, fuse off, max_steps=8, fallback": (9, 8),
+                               "format breaker, max_steps=3, fallback": (4, 2)})
     assert one.status == "wrong" and "a pair of whole numbers" in one.text

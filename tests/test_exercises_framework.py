@@ -109,16 +109,18 @@ def test_a_fuse_that_never_stops_gets_the_hint_of_the_first_case_not_a_crash():
 def test_a_wrong_prediction_says_which_way_it_is_wrong_and_shows_the_truth_only_when_asked_or_after_three_tries():
     exercises.REGISTRY.tries.pop("03.predict", None)
     exercises.REGISTRY.shown.discard("03.predict")
-    truth = "fuse on: (2, 1)"
-    wrong = {"fuse off": (9, 8), "fuse on": (2, 1), "fuse on + fallback": (3, 0)}
+    truth = "wanderer, fuse on, max_steps=8: (8, 8)"
+    wrong = {"wanderer, fuse on, max_steps=8": (9, 8), "stuck, fuse off, max_steps=8, fallback": (9, 8),
+             "format breaker, max_steps=3, fallback": (4, 1)}
     first = check("03.predict", wrong)
-    assert "fuse off (9, 8): LLM calls too high" in first.text and "tool calls too low" in first.text
+    assert "wanderer, fuse on, max_steps=8 (9, 8): LLM calls too high" in first.text
+    assert "format breaker, max_steps=3, fallback (4, 1): tool calls too low" in first.text
     assert truth not in first.text and "(8, 8)" not in first.text and "reveal=True" in first.text
     assert truth not in check("03.predict", wrong).text  # the second try: still hidden
     third = check("03.predict", wrong)
     assert truth in third.text and "why:" in third.text  # the third: shown, with the reasons
     exercises.REGISTRY.tries.pop("03.predict", None)
-    asked = check("03.predict", {"fuse off": ..., "fuse on": ..., "fuse on + fallback": ...}, reveal=True)
+    asked = check("03.predict", dict.fromkeys(wrong, ...), reveal=True)
     assert asked.status == NOT_DONE and truth in asked.text
     assert "answer shown" in progress("03")
     exercises.REGISTRY.shown.discard("03.predict")

@@ -5,40 +5,48 @@ from ..llm import Rule, ScriptedLLM
 from ..modes import get_llm
 from ..parsing import naive_parse, parse_reply
 from ..react import REACT_MARKER, ROLE_PROMPT, ReActAgent
-from ..sick import QUESTION, StuckLLM, incident_executor, sick_executor
+from ..sick import DISEASES, QUESTION, incident_executor, sick_executor
 from . import Fail, call, cases, exercise, question, shown
 from .predictions import Prediction, prediction
 
-# --- 03.predict: what the stuck model costs, from the ledgers ---------------------------------
+# --- 03.predict: what three sick runs cost, from the ledgers ---------------------------------
+# None of these runs is printed in the chapter: sections 2, 3 and 6 print their neighbours.
 
-PREDICT_SETTINGS = {"fuse off": dict(repeat_fuse=False), "fuse on": dict(repeat_fuse=True),
-                    "fuse on + fallback": dict(repeat_fuse=True, finish_fallback=True)}
-PREDICT_STEPS = 8
+PREDICT_SETTINGS = {  # run -> (disease, max_steps, agent options)
+    "wanderer, fuse on, max_steps=8": ("wanderer", 8, dict(repeat_fuse=True)),
+    "stuck, fuse off, max_steps=8, fallback": ("stuck", 8, dict(repeat_fuse=False, finish_fallback=True)),
+    "format breaker, max_steps=3, fallback": ("format breaker", 3, dict(finish_fallback=True)),
+}
 
 
-def stuck_costs(max_steps: int = PREDICT_STEPS) -> dict:
-    """(LLM calls, tool calls) of the stuck stand-in under each setting, counted from the ledgers."""
+def sick_costs() -> dict:
+    """(LLM calls, tool calls) of each run, counted from the ledgers."""
     costs = {}
-    for name, options in PREDICT_SETTINGS.items():
-        agent = ReActAgent(StuckLLM(), sick_executor(), max_steps, **options)
+    for name, (disease, max_steps, options) in PREDICT_SETTINGS.items():
+        agent = ReActAgent(DISEASES[disease].make_llm(), DISEASES[disease].make_tools(), max_steps, **options)
         agent.run(QUESTION, verbose=False)
         costs[name] = (len(agent.llm.calls), len(agent.tools.log))
     return costs
 
 
 WHY = {
-    "fuse off": "without the fuse nothing stops the stuck model but max_steps: one LLM call and one tool call per step",
-    "fuse on": "the second identical action is refused before its tool runs: 2 LLM calls, 1 tool call, whatever max_steps",
-    "fuse on + fallback": "the fallback is one more LLM call, with tools switched off, so no tool call",
+    "wanderer, fuse on, max_steps=8": "every search is new, so the repeat fuse never fires: max_steps stops it, one "
+                                      "LLM call and one tool call per step",
+    "stuck, fuse off, max_steps=8, fallback": "nothing but max_steps stops the stuck model, one LLM call and one "
+                                              "tool call per step; then the fallback, one more LLM call with tools "
+                                              "switched off",
+    "format breaker, max_steps=3, fallback": "its first reply is prose (a format reminder, no tool), then Search, "
+                                             "then Calculate: the budget runs out before the Finish, and the "
+                                             "fallback adds one LLM call and no tool call",
 }
 
 
-prediction("03.predict", "What the stuck model costs",
-           "Set `prediction` to {setting: (LLM calls, tool calls)} for the three settings, before running anything.",
-           Prediction(truth=stuck_costs, labels=("LLM calls", "tool calls"), why=WHY,
-                      case=lambda name: f"{name}, max_steps={PREDICT_STEPS}",
-                      pointer="follow the stuck model step by step under each setting: when does the fuse look, "
-                              "and does a refused call reach its tool? Section 6 says what the fallback adds."))
+prediction("03.predict", "What three sick runs cost",
+           "Set `prediction` to {run: (LLM calls, tool calls)} for the three runs, before running anything.",
+           Prediction(truth=sick_costs, labels=("LLM calls", "tool calls"), why=WHY,
+                      pointer="follow each run step by step from the traces sections 2 and 3 print: when does "
+                              "the fuse look, what does a reply without an action cost, and what does section 6's "
+                              "fallback add when a run is stopped?"))
 
 
 # --- 03.fuse: a fuse that catches a stutterer -------------------------------------------------
