@@ -16,20 +16,23 @@ from .predictions import Prediction, prediction
 
 # --- 08.predict: what the runtime costs, from the ledgers --------------------------------------
 
-PREDICT_RUNS = {  # name -> (task id, runtime or None for max_steps only)
-    "paraphrases, max_steps only": ("paraphrases", None),
+PREDICT_RUNS = {  # name -> (task id, runtime); section 3 prints each run at the defaults, never these settings
+    "stutter, Runtime(window=1)": ("stutter", Runtime(window=1)),
     "paraphrases, Runtime(stop=False)": ("paraphrases", Runtime(stop=False)),
-    "no results, Runtime()": ("no results", Runtime()),
+    "no results, Runtime(second_signal=True)": ("no results", Runtime(second_signal=True)),
     "side topics, Runtime(checkpoint_every=6)": ("side topics", Runtime(checkpoint_every=6)),
 }
 
 WHY = {
-    "paraphrases, max_steps only": "with no runtime nothing stops the stuck model but max_steps=20: one LLM call and "
-                                   "one tool call per step",
+    "stutter, Runtime(window=1)": "a window of one compares each input with the one before only, and the stutterer "
+                                  "repeats the one before that: no repeat is seen. But its third search brings back "
+                                  "the first page, nothing new: useless results climb hint, redirect, stop at steps "
+                                  "3, 4, 5, then one fallback call (5 tool calls, 6 LLM calls)",
     "paraphrases, Runtime(stop=False)": "with stop=False the ladder tops out at the redirect, and a model that does "
                                         "not listen runs on to max_steps: the notes are words, not a stop",
-    "no results, Runtime()": "an empty result is useless from step 1: hint at 1, redirect at 2, stop at 3, then one "
-                             "fallback call with tools off (3 tool calls, 4 LLM calls)",
+    "no results, Runtime(second_signal=True)": "second_signal changes what a REPEAT alone may do; useless results "
+                                               "stop the run by themselves: hint at 1, redirect at 2, stop at 3, then "
+                                               "one fallback call with tools off (3 tool calls, 4 LLM calls)",
     "side topics, Runtime(checkpoint_every=6)": "drift is only seen at a checkpoint: the first comes after step 6 "
                                                 "(one extra LLM call), then hint, redirect, stop at 6, 7, 8, plus the "
                                                 "fallback",
@@ -40,7 +43,7 @@ def runtime_costs() -> dict:
     """(LLM calls, tool calls) of each predicted run, counted from the ledgers."""
     costs = {}
     for name, (task_id, runtime) in PREDICT_RUNS.items():
-        agent = run_task(task_by_id(task_id), replace(runtime) if runtime else None)
+        agent = run_task(task_by_id(task_id), replace(runtime))
         costs[name] = (len(agent.llm.calls), len(agent.tools.log))
     return costs
 
