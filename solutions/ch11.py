@@ -5,8 +5,8 @@ Run every solution against its check: `python -m agentkit.exercises solutions`.
 import json
 
 # 11.predict — a bad call is fed back, not run: it costs one model call and no tool run.
-# missing field, recovers: the bad call (1 format failure), then Search, Calculate, Finish:
-# 4 calls, 1 failure, 2 tool runs.
+# arguments not JSON, recovers, max_steps=3: the bad call (1 format failure), then Search and
+# Calculate; the third call is the last the budget allows, so the Finish never comes: (3, 1, 2).
 # missing field, never learns: every one of the 4 replies is a bad call; none runs a tool, and
 # max_steps=4 ends the run: (4, 4, 0).
 # three calls at once, never learns: each call is well formed (no format failure). The first
@@ -14,10 +14,10 @@ import json
 # Search again, and the repeat fuse refuses it before its tool runs: (2, 0, 1).
 # The same with repeat_fuse=False: the Search runs at every step until max_steps: (4, 0, 4).
 prediction = {
-    "missing field, recovers": (4, 1, 2),
-    "missing field, never learns": (4, 4, 0),
-    "three calls at once, never learns": (2, 0, 1),
-    "three calls at once, never learns, repeat_fuse=False": (4, 0, 4),
+    "arguments not JSON, recovers, max_steps=3": (3, 1, 2),
+    "missing field, never learns, max_steps=4": (4, 4, 0),
+    "three calls at once, never learns, max_steps=4": (2, 0, 1),
+    "three calls at once, never learns, max_steps=4, repeat_fuse=False": (4, 0, 4),
 }
 
 

@@ -314,15 +314,15 @@ def no_miss(entries, request):  # raises on a miss instead of returning None
     return next(entry for entry in entries if entry["request"] == request)
 
 
-PREDICT_11 = {"missing field, recovers": (4, 1, 2), "missing field, never learns": (4, 4, 0),
-              "three calls at once, never learns": (2, 0, 1),
-              "three calls at once, never learns, repeat_fuse=False": (4, 0, 4)}
+PREDICT_11 = {"arguments not JSON, recovers, max_steps=3": (3, 1, 2), "missing field, never learns, max_steps=4": (4, 4, 0),
+              "three calls at once, never learns, max_steps=4": (2, 0, 1),
+              "three calls at once, never learns, max_steps=4, repeat_fuse=False": (4, 0, 4)}
 
 WRONG += [
-    ("11.predict", {**PREDICT_11, "missing field, recovers": (4, 1, 3)}, "the bad call runs no tool"),
-    ("11.predict", {**PREDICT_11, "missing field, never learns": (4, 4, 4)}, "none runs a tool"),
-    ("11.predict", {**PREDICT_11, "three calls at once, never learns": (4, 0, 4)}, "the repeat fuse stops it"),
-    ("11.predict", {**PREDICT_11, "three calls at once, never learns, repeat_fuse=False": (4, 4, 4)},
+    ("11.predict", {**PREDICT_11, "arguments not JSON, recovers, max_steps=3": (4, 1, 2)}, "ends the run before the Finish"),
+    ("11.predict", {**PREDICT_11, "missing field, never learns, max_steps=4": (4, 4, 4)}, "none runs a tool"),
+    ("11.predict", {**PREDICT_11, "three calls at once, never learns, max_steps=4": (4, 0, 4)}, "the repeat fuse stops it"),
+    ("11.predict", {**PREDICT_11, "three calls at once, never learns, max_steps=4, repeat_fuse=False": (4, 4, 4)},
      "each call is well formed"),
     ("11.schema", call_validator(fixed_fields=True), "read the required fields from the schema"),
     ("11.schema", call_validator(catch=False), "json.loads raises ValueError"),

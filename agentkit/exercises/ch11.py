@@ -23,32 +23,33 @@ from .predictions import Prediction, prediction
 
 # --- 11.predict: what a bad call costs, from the ledgers --------------------------------------
 
-PREDICT_RUNS = {  # name -> (disease, recovers, repeat fuse); every run has max_steps=4
-    "missing field, recovers": ("missing field", True, True),
-    "missing field, never learns": ("missing field", False, True),
-    "three calls at once, never learns": ("three calls at once", False, True),
-    "three calls at once, never learns, repeat_fuse=False": ("three calls at once", False, False),
+PREDICT_RUNS = {  # name -> (disease, recovers, repeat fuse, max_steps); section 4 prints none of these runs
+    "arguments not JSON, recovers, max_steps=3": ("arguments not JSON", True, True, 3),
+    "missing field, never learns, max_steps=4": ("missing field", False, True, 4),
+    "three calls at once, never learns, max_steps=4": ("three calls at once", False, True, 4),
+    "three calls at once, never learns, max_steps=4, repeat_fuse=False": ("three calls at once", False, False, 4),
 }
 
 WHY = {
-    "missing field, recovers": "the bad call runs no tool and costs one extra model call; told off, the stand-in "
-                               "goes on with Search, Calculate, Finish",
-    "missing field, never learns": "every reply is a bad call: each is fed back, none runs a tool, and max_steps=4 "
-                                   "ends the run after 4 calls",
-    "three calls at once, never learns": "the first call of each reply runs and the others are answered 'not run'; "
-                                         "the second reply asks for the same Search again and the repeat fuse stops "
-                                         "it before its tool runs",
-    "three calls at once, never learns, repeat_fuse=False": "with no fuse, the same Search runs at every step until "
-                                                            "max_steps: no format failure (each call is well formed), "
-                                                            "4 tool runs",
+    "arguments not JSON, recovers, max_steps=3": "the bad call runs no tool and costs one model call; told off, the "
+                                                 "stand-in goes on with Search and Calculate, and the budget of 3 ends "
+                                                 "the run before the Finish",
+    "missing field, never learns, max_steps=4": "every reply is a bad call: each is fed back, none runs a tool, and "
+                                                "max_steps=4 ends the run after 4 calls",
+    "three calls at once, never learns, max_steps=4": "the first call of each reply runs and the others are answered "
+                                                      "'not run'; the second reply asks for the same Search again and "
+                                                      "the repeat fuse stops it before its tool runs",
+    "three calls at once, never learns, max_steps=4, repeat_fuse=False": "with no fuse, the same Search runs at every "
+                                                                         "step until max_steps: no format failure "
+                                                                         "(each call is well formed), 4 tool runs",
 }
 
 
 def bad_call_costs() -> dict:
     """(LLM calls, format failures, tool runs) of each predicted run, counted from the ledgers."""
     costs = {}
-    for name, (disease, recovers, fuse) in PREDICT_RUNS.items():
-        agent = NativeReActAgent(sick_tool_caller(disease, recovers), max_steps=4, repeat_fuse=fuse)
+    for name, (disease, recovers, fuse, max_steps) in PREDICT_RUNS.items():
+        agent = NativeReActAgent(sick_tool_caller(disease, recovers), max_steps=max_steps, repeat_fuse=fuse)
         agent.run(CHECKPOINT_QUESTION, verbose=False)
         costs[name] = (len(agent.run_calls), sum(format_failures(agent.run_calls, "native")),
                        len(agent.run_tool_calls))
@@ -59,7 +60,6 @@ prediction("11.predict", "What a bad tool call costs",
            "Set `prediction` to {run: (LLM calls, format failures, tool runs)} for the four runs, before running "
            "anything.",
            Prediction(truth=bad_call_costs, labels=("LLM calls", "format failures", "tool runs"), why=WHY,
-                      case=lambda name: f"{name}, max_steps=4",
                       pointer="section 4 lists what the loop does with each bad call (fed back, or run), and prints "
                               "the recovering runs: follow each run step by step, and mind the repeat fuse."))
 
