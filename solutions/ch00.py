@@ -33,8 +33,8 @@ def resent_tokens(history):
 attempt = {"name": "Ada", "prompt": "Hi, I'm Ada. What is my name?"}
 
 
-# 00.q1 — b. The model is stateless: the second call did not contain the first. Memory is the
+# 00.q1 — d. The model is stateless: the second call did not contain the first. Memory is the
 # history we re-send (section 1 does, and the name comes back).
-# 00.q2 — b. A counter hands out replies by position, so any extra or reordered call shifts every
+# 00.q2 — c. A counter hands out replies by position, so any extra or reordered call shifts every
 # later answer without an error; a content-based stand-in gives the same text the same reply.
-SOLUTIONS = {"00.predict": prediction, "00.bill": resent_tokens, "00.break": attempt, "00.q1": "b", "00.q2": "b"}
+SOLUTIONS = {"00.predict": prediction, "00.bill": resent_tokens, "00.break": attempt, "00.q1": "d", "00.q2": "c"}

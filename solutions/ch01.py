@@ -35,7 +35,7 @@ def power_allowed(base, exponent):
 payload = "vars()"
 
 
-# 01.q1 — b. True + True and 'a' * 3 are Constant and BinOp nodes, all allowed; only the value's
+# 01.q1 — a. True + True and 'a' * 3 are Constant and BinOp nodes, all allowed; only the value's
 # type (checked with type(), since True is an int) tells them from arithmetic.
-# 01.q2 — b. An exception would end the run; an error observation is text the model can act on.
-SOLUTIONS = {"01.predict": prediction, "01.guard": power_allowed, "01.break": payload, "01.q1": "b", "01.q2": "b"}
+# 01.q2 — d. An exception would end the run; an error observation is text the model can act on.
+SOLUTIONS = {"01.predict": prediction, "01.guard": power_allowed, "01.break": payload, "01.q1": "a", "01.q2": "d"}

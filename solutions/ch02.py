@@ -44,7 +44,7 @@ def my_parse(reply):
 budgets = {"checkpoint": 2, "savings": 19}
 
 
-# 02.q1 — b. Each prompt carries the whole history, one step longer each time: linear prompts,
-# quadratic sum. The role prompt (c) is a constant part: alone it gives a straight line.
-# 02.q2 — c. The problem goes back as an Observation and the step counts: the run stays bounded.
-SOLUTIONS = {"02.predict": prediction, "02.parse": my_parse, "02.break": budgets, "02.q1": "b", "02.q2": "c"}
+# 02.q1 — c. Each prompt carries the whole history, one step longer each time: linear prompts,
+# quadratic sum. The role prompt (b) is a constant part: alone it gives a straight line.
+# 02.q2 — b. The problem goes back as an Observation and the step counts: the run stays bounded.
+SOLUTIONS = {"02.predict": prediction, "02.parse": my_parse, "02.break": budgets, "02.q1": "c", "02.q2": "b"}

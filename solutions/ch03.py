@@ -37,4 +37,4 @@ reply = ("Thought: I need his birth year.\n"
          "Action: Finish[27010]")
 
 
-SOLUTIONS = {"03.predict": prediction, "03.fuse": my_fuse, "03.break": reply, "03.q1": "b", "03.q2": "a"}
+SOLUTIONS = {"03.predict": prediction, "03.fuse": my_fuse, "03.break": reply, "03.q1": "d", "03.q2": "a"}

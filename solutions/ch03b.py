@@ -32,7 +32,7 @@ reply = ("Thought: He was born in 1955. Years times 365 gives the days.\n"
          "Action: Calculate[365 * 365]\n\nNow the real question.\n")
 
 
-# 03b.q1 — b: the fuse compares actions; a model that never writes one only meets max_steps.
+# 03b.q1 — c: the fuse compares actions; a model that never writes one only meets max_steps.
 # 03b.q2 — d: CompletionLLM sends stop sequences; generation ends where an Observation would start.
 SOLUTIONS = {"03b.count": prediction, "03b.flag": invents_observation, "03b.break": reply,
-             "03b.q1": "b", "03b.q2": "d"}
+             "03b.q1": "c", "03b.q2": "d"}

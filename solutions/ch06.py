@@ -65,4 +65,4 @@ wrong_lesson = {
 
 
 SOLUTIONS = {"06.predict": prediction, "06.parse": my_parse_lesson, "06.evict": my_outcome,
-             "06.pollute": wrong_lesson, "06.q1": "b", "06.q2": "d"}
+             "06.pollute": wrong_lesson, "06.q1": "a", "06.q2": "c"}

@@ -58,4 +58,4 @@ judge = {"noise": 0.25, "b": 1, "votes": 1}
 
 
 SOLUTIONS = {"07.predict": prediction, "07.beam": my_beam, "07.verify": my_verify, "07.prune": judge,
-             "07.q1": "c", "07.q2": "b"}
+             "07.q1": "c", "07.q2": "d"}

@@ -60,4 +60,4 @@ rate = 0.04
 
 
 SOLUTIONS = {"09.predict": prediction, "09.plan": check_plan, "09.break": plan, "09.noise": rate,
-             "09.q1": "a", "09.q2": "a"}
+             "09.q1": "b", "09.q2": "c"}

@@ -58,7 +58,7 @@ WRONG = [
     ("03.fuse", input_only, "the same text sent to another tool is not a repeat"),
     ("03.break", "Observation: invented\nThought: t\nAction: Search[Steve Jobs]", "must come AFTER the Action line"),
     ("03.break", "Thought: done.\nAction: Finish[25185]\nObservation: invented", "calls Search"),
-    ("03.q1", "c", "by the content of the prompt only"),
+    ("03.q1", "b", "by the content of the prompt only"),
     ("03.q2", "b", "parser was the same both days"),
 ]
 
@@ -151,9 +151,9 @@ def test_a_half_written_answer_never_raises_and_says_what_happened(broken):
 
 def test_a_question_explains_every_option_once_answered_right_and_the_chosen_one_when_wrong():
     wrong = quiz("03.q1", "a")
-    assert "is not it" in wrong.text and "Try again" in wrong.text and "d)" not in wrong.text
-    right = quiz("03.q1", "B)")
-    assert right.ok and all(f"  {letter})" in right.text for letter in "acd")
+    assert "is not it" in wrong.text and "Try again" in wrong.text and "b)" not in wrong.text
+    right = quiz("03.q1", "D)")
+    assert right.ok and all(f"  {letter})" in right.text for letter in "abc")
     assert quiz("03.q1", "z").status == NOT_DONE
 
 
@@ -177,7 +177,7 @@ def test_progress_is_kept_in_a_file_in_the_folder_and_reset_empties_it(tmp_path,
     monkeypatch.delenv("AGENTKIT_PROGRESS", raising=False)
     reset_progress()
     assert "0 of 5 done" in progress("03")
-    quiz("03.q1", "b")
+    quiz("03.q1", "d")
     check("03.fuse", last_only)
     saved = json.loads((tmp_path / ".agentkit-progress.json").read_text())
     assert saved == {"03.q1": "correct"}  # a wrong try is not saved

@@ -136,7 +136,7 @@ WRONG = [
     ("00.break", {"name": "Ada", "prompt": "Hi, I'm Ada."}, "ask 'What is my name?'"),
     ("00.break", {"name": "Ada", "prompt": "What is my name?"}, "put the name in it"),
     ("00.q1", "a", "The same `llm` answered both calls"),
-    ("00.q2", "c", "A real model does not follow rules"),
+    ("00.q2", "b", "A real model does not follow rules"),
     ("01.predict", {"entries in tools.log": 6, "ok": 3, "error observations": 3}, "every call is logged"),
     ("01.predict", {"entries in tools.log": 8, "ok": 2, "error observations": 6}, "A Search miss is an answer"),
     ("01.predict", {"entries in tools.log": 8, "ok": 4, "error observations": 4}, "an empty query is not"),
@@ -151,7 +151,7 @@ WRONG = [
     ("01.break", "2 + 2", "make eval call something"),
     ("01.break", "x = vars()", "eval runs one expression"),
     ("01.q1", "d", "Sizes are a separate bound"),
-    ("01.q2", "d", "the registry catches every Exception"),
+    ("01.q2", "c", "the registry catches every Exception"),
     ("02.predict", with_changes("02.predict", times_the_first_observation_is_sent=20), "did not send its result"),
     ("02.predict", with_changes("02.predict", times_the_first_observation_is_sent=1), "the model is stateless"),
     ("02.predict", with_changes("02.predict", **{"observations_sent,_whole_run": 19}), "re-sends ALL"),
@@ -166,7 +166,7 @@ WRONG = [
     ("02.break", {"checkpoint": 2, "savings": 20}, "the Finish reply is a step too"),
     ("02.break", {"checkpoint": 2, "savings": 18}, "find the largest budget"),
     ("02.break", {"checkpoint": 0, "savings": 19}, "at least one step"),
-    ("02.q1", "c", "re-sending it alone makes a straight line"),
+    ("02.q1", "b", "re-sending it alone makes a straight line"),
     ("02.q2", "d", "the loop would spin"),
 ]
 

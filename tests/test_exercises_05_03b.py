@@ -99,7 +99,7 @@ WRONG = [
     ("03b.break", RECORDED_STEP_2, "the recorded reply stops at its ']'"),
     ("03b.break", "Thought: t\nAction: Search[Steve Jobs]\nObservation: invented", "copy a reply from few_shot_agent"),
     ("03b.break", "Thought: I have the answer.\nAction: Finish[133225]\n\nNow the real question.\n", "a Finish calls no tool"),
-    ("03b.q1", "c", "the fuse compares actions"),
+    ("03b.q1", "b", "the fuse compares actions"),
     ("03b.q2", "c", "the raw reply keeps it"),
 ]
 

@@ -174,8 +174,8 @@ WRONG += [
     ("09.noise", 0, "Turn the errors up"),
     ("09.noise", 0.01, "go up a little"),
     ("09.noise", 0.5, "come down"),
-    ("09.q1", "b", "no cache: every planned tool call runs once"),
-    ("09.q2", "c", "whatever the role"),
+    ("09.q1", "a", "no cache: every planned tool call runs once"),
+    ("09.q2", "b", "whatever the role"),
 ]
 
 STUBS += [("09.predict", {name: ... for name in PREDICT_09}), ("09.predict", None), ("09.plan", stub),
@@ -338,7 +338,7 @@ WRONG += [
     ("11.break", '{"input": ["Steve Jobs"]}', "section 3 already shows a missing field and a list"),
     ("11.break", '{"input": "Steve Jobs"}', "break one of those"),
     ("11.break", "{'input': 1}", "make one that json.loads accepts"),
-    ("11.q1", "b", "nothing in the API stops it"),
+    ("11.q1", "a", "nothing in the API stops it"),
     ("11.q2", "b", "near match is not the same request"),
 ]
 

@@ -159,7 +159,7 @@ def test_a_progress_file_that_is_a_link_is_never_written_through_read_or_removed
     target = folder / "precious.txt"
     target.write_text("the notes someone keeps\n")
     (folder / ".agentkit-progress.json").symlink_to(target)
-    assert quiz("03.q1", "b").ok and check("03.fuse", solutions("03")["03.fuse"]).ok
+    assert quiz("03.q1", "d").ok and check("03.fuse", solutions("03")["03.fuse"]).ok
     assert target.read_text() == "the notes someone keeps\n"
     assert (folder / ".agentkit-progress.json").is_symlink()
     assert "is a link" in progress("03") and "kept in this kernel only" in progress("03")
@@ -171,7 +171,7 @@ def test_a_progress_file_that_is_a_link_is_never_written_through_read_or_removed
 def test_a_deeply_nested_or_damaged_progress_file_counts_as_empty_and_never_raises(folder):
     (folder / ".agentkit-progress.json").write_text("[" * 200_000)
     assert "0 of 5 done" in progress("03")
-    assert quiz("03.q1", "b").ok and check("03.fuse", solutions("03")["03.fuse"]).ok
+    assert quiz("03.q1", "d").ok and check("03.fuse", solutions("03")["03.fuse"]).ok
     assert json.loads((folder / ".agentkit-progress.json").read_text()) == {"03.fuse": "correct", "03.q1": "correct"}
     (folder / ".agentkit-progress.json").write_text(json.dumps({"03.q1": "correct", "03.fuse": {"x": 1}, "7": 7}))
     exercises.REGISTRY.done.clear()
@@ -182,14 +182,14 @@ def test_a_deeply_nested_or_damaged_progress_file_counts_as_empty_and_never_rais
 def test_a_fifo_in_place_of_the_progress_file_does_not_block_the_kernel(folder):
     os.mkfifo(folder / ".agentkit-progress.json")
     said = []
-    thread = threading.Thread(target=lambda: said.append((progress("03"), quiz("03.q1", "b"))), daemon=True)
+    thread = threading.Thread(target=lambda: said.append((progress("03"), quiz("03.q1", "d"))), daemon=True)
     thread.start()
     thread.join(5)
     assert said and "not a regular file" in said[0][0] and said[0][1].ok
 
 
 def test_solved_exercises_are_written_whole_with_nothing_left_beside_them(folder):
-    assert quiz("03.q1", "b").ok and quiz("03.q2", "a").ok
+    assert quiz("03.q1", "d").ok and quiz("03.q2", "a").ok
     assert [p.name for p in folder.iterdir()] == [".agentkit-progress.json"]
     assert json.loads((folder / ".agentkit-progress.json").read_text()) == {"03.q1": "correct", "03.q2": "correct"}
 

@@ -186,3 +186,25 @@ def _answer(value):
 def test_a_wrong_answer_of_a_named_class_fails(id, kind, answer):
     verdict = run(id, _answer(answer), 4)
     assert verdict.status == "wrong", f"{kind}: {verdict.text}"
+
+
+# --- quizzes: no letter and no length gives the answer away -----------------------------------------
+
+
+def test_no_quiz_strategy_beats_reading_the_question():
+    """Over every question of the course: each letter is right about a quarter of the time, and picking the
+    longest option is right no more often than picking at random."""
+    for chapter in exercises.CHAPTERS:
+        exercises._load(chapter)
+    questions = list(exercises.REGISTRY.questions.values())
+    letters = Counter(q.answer for q in questions)
+    quarter = len(questions) / 4
+    assert all(math.floor(quarter) - 1 <= letters[letter] <= math.ceil(quarter) + 1 for letter in "abcd"), letters
+
+    def longest(q):
+        lengths = {letter: len(text) for letter, (text, _, _) in q.options.items()}
+        top = max(lengths.values())
+        return [letter for letter, n in lengths.items() if n == top]
+
+    right_by_length = [q.id for q in questions if longest(q) == [q.answer]]
+    assert len(right_by_length) <= quarter, right_by_length

@@ -221,27 +221,31 @@ def _break(attempt):
 
 # --- concept questions ------------------------------------------------------------------------------
 
-question("00.q1", "You call llm.think(\"What is my name?\") right after a call that said \"Hi, my name is Ada.\" "
-         "Why can't the model answer?", {
+question("00.q1", 'You call llm.think("What is my name?") right after a call that said "Hi, my name is Ada." Why '
+         "can't the model answer?", {
     "a": ("get_llm() made a new stand-in, and a new one has an empty memory.", False,
           "the same `llm` answered both calls; no client, stand-in or hosted, keeps the text of earlier calls."),
-    "b": ("A model keeps nothing between calls: the second call did not contain the first, and the prompt is all it sees.",
-          True, "memory is the history we choose to re-send; section 1 re-sends it and the name comes back."),
-    "c": ("Temperature 0 makes the model forget.", False,
-          "temperature only changes how a reply is picked from what the prompt makes likely; there is nothing to forget."),
-    "d": ("The stand-in only remembers the last three calls.", False,
-          "it remembers no call at all: it answers from the prompt's text, and the ledger is a record for us, "
-          "never read by the model."),
+    "b": ("Temperature 0 makes the model forget: it only keeps what it is sure of, and a name said once in another "
+          "call is not sure enough.", False,
+          "temperature only changes how a reply is picked from what the prompt makes likely; there is nothing to "
+          "forget."),
+    "c": ("The stand-in only remembers the last three calls.", False,
+          "it remembers no call at all: it answers from the prompt's text, and the ledger is a record for us, never "
+          "read by the model."),
+    "d": ("A model keeps nothing between calls: the second call did not contain the first, and the prompt is all it "
+          "sees.", True,
+          "memory is the history we choose to re-send; section 1 re-sends it and the name comes back."),
 }, hint="section 1, the cells after 'The model \"forgot\"'.")
 
 question("00.q2", "Why does the course's stand-in answer by the content of the prompt, never by counting calls?", {
     "a": ("Counting is slower than matching text.", False,
           "both take microseconds; the difference is which answer you get, not how fast."),
-    "b": ("A counter gives the n-th reply to whichever call comes n-th: one debug call, or two agents sharing it, "
+    "b": ("A real model also matches phrases in the prompt, so rules keyed on the prompt's text make the stand-in "
+          "behave like a real model, and its figures like a real model's.", False,
+          "a real model does not follow rules; the stand-in is an instrument for testing the loop, not a model."),
+    "c": ("A counter hands the n-th reply to whichever call comes n-th: one debug call, or two agents sharing it, "
           "shifts every later answer, silently.", True,
           "a content-based stand-in gives the same reply to the same text, whatever came before (section 2)."),
-    "c": ("A real model also matches phrases in the prompt, so rules make it realistic.", False,
-          "a real model does not follow rules; the stand-in is an instrument for testing the loop, not a model."),
     "d": ("A counter would make the ledger's token counts wrong.", False,
           "the ledger counts what was sent and received either way; the wrong part is the reply itself."),
 }, hint="section 2, the cells with CounterStandIn.")

@@ -305,26 +305,30 @@ def _break(payload):
 
 # --- concept questions ------------------------------------------------------------------------------
 
-question("01.q1", "Section 3's tiny_eval checks type(node.value) as well as the node types. Why is checking node types not enough?", {
-    "a": ("ast.parse cannot tell numbers from strings.", False,
-          "it can: a Constant node carries its value, 'a' or 3; the question is whether we look at it."),
-    "b": ("True + True and 'a' * 3 are made only of allowed nodes (Constant, BinOp); only the value's type says "
-          "they are not arithmetic.", True,
+question("01.q1", "Section 3's tiny_eval checks type(node.value) as well as the node types. Why is checking node "
+         "types not enough?", {
+    "a": ("True + True and 'a' * 3 use only allowed nodes (Constant, BinOp); only the value's type says they are not "
+          "arithmetic.", True,
           "and type(), not isinstance(): True is an int in Python."),
+    "b": ("ast.parse cannot tell numbers from strings: both become Constant nodes, so without the type check a "
+          "string would reach the arithmetic and raise a TypeError there.", False,
+          "it can: a Constant node carries its value, 'a' or 3; the question is whether we look at it."),
     "c": ("Checking types makes the calculator faster.", False,
           "it adds a check; what it buys is refusing strings and booleans, not speed."),
     "d": ("It bounds the size of powers.", False,
           "sizes are a separate bound, decided from exponent * log10(|base|) before computing (section 3)."),
 }, hint="section 3, the sentence before tiny_eval.")
 
-question("01.q2", "A tool raises ConnectionError. Why does the registry return 'error: tool Weather failed: ...' instead of letting it raise?", {
+question("01.q2", "A tool raises ConnectionError. Why does the registry return 'error: tool Weather failed: ...' "
+         "instead of letting it raise?", {
     "a": ("So that the log stays short.", False,
           "the failed call is logged either way; the registry logs every call, good or bad."),
-    "b": ("An exception would end the whole run; an error observation is text the model can read and act on: "
-          "retry, use another tool, or say what it cannot find.", True,
-          "the loop pastes it back as an Observation, and the log marks the call ok=False."),
-    "c": ("The model cannot be told about failures.", False,
+    "b": ("The model cannot be told about failures: an error in a prompt confuses it, so the registry rewrites the "
+          "failure as a neutral observation the model will not notice.", False,
           "it can, and should: the error observation is exactly that message, in the next prompt."),
-    "d": ("Python cannot catch ConnectionError.", False,
+    "c": ("Python cannot catch ConnectionError.", False,
           "it can: the registry catches every Exception and writes what it was into the observation."),
+    "d": ("An exception would end the run; an error observation is text the model can act on: retry, try another "
+          "tool, or say what it cannot find.", True,
+          "the loop pastes it back as an Observation, and the log marks the call ok=False."),
 }, hint="section 6, the sentence before TinyRegistry.")

@@ -236,13 +236,16 @@ def _break(budgets):
 
 question("02.q1", "Why does a ReAct run's total of prompt tokens grow about quadratically with its number of steps?", {
     "a": ("The model writes longer replies at every step.", False,
-          "replies are billed as completion tokens, and the stand-in's are about the same length each step; "
-          "the growth is in what we send."),
-    "b": ("Every call re-sends the whole history, which is one step longer each time: the prompts grow linearly, "
-          "so their sum grows with the square.", True,
-          "section 4's left plot is the line, the right plot its sum, next to the straight line of independent calls."),
-    "c": ("The role prompt is re-sent with every call.", False,
-          "that part is the same every time: re-sending it alone makes a straight line, the independent calls of section 4."),
+          "replies are billed as completion tokens, and the stand-in's are about the same length each step; the "
+          "growth is in what we send."),
+    "b": ("The role prompt and the tool list are re-sent with every call, and with more steps there are more calls, "
+          "each paying for that fixed block again.", False,
+          "that part is the same every time: re-sending it alone makes a straight line, the independent calls of "
+          "section 4."),
+    "c": ("Every call re-sends the whole history, one step longer each time: the prompts grow linearly, so their sum "
+          "grows with the square.", True,
+          "section 4's left plot is the line, the right plot its sum, next to the straight line of independent "
+          "calls."),
     "d": ("The tokenizer needs more tokens for later steps.", False,
           "the same text always counts the same; there is simply more text in each later prompt."),
 }, hint="section 4, the paragraph before the savings run.")
@@ -250,10 +253,11 @@ question("02.q1", "Why does a ReAct run's total of prompt tokens grow about quad
 question("02.q2", "The parser finds no action in a reply. What does the loop do?", {
     "a": ("Raise an exception: the model broke the contract.", False,
           "an exception would end the run over one bad reply; the parser never raises (section 2)."),
-    "b": ("Return the reply as the answer.", False,
-          "a reply without Finish is not an answer; only Finish ends a run with one."),
-    "c": ("Send a format reminder back as the Observation and go on; the step counts against max_steps.", True,
+    "b": ("Send a format reminder back as the Observation and go on; the step counts against max_steps.", True,
           "the model reads the problem in its next prompt and can fix the format; the budget still bounds the run."),
+    "c": ("Return the reply as the answer: a reply without an action is the model saying it is done, and the loop "
+          "trusts it.", False,
+          "a reply without Finish is not an answer; only Finish ends a run with one."),
     "d": ("Ask again with the same prompt until a reply parses.", False,
           "the stand-in gives the same prompt the same reply, and a real model may too: the loop would spin without "
           "a bound. The reminder changes the prompt, and max_steps bounds it."),

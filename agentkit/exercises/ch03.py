@@ -218,22 +218,27 @@ def _break(reply):
 
 question("03.q1", "Why does the stuck model cost the same with max_steps=5 and max_steps=20 once the fuse is on?", {
     "a": ("The fuse lowers max_steps to 2.", False,
-          "max_steps is untouched; the run ends earlier because of what the fuse sees, not because the budget shrank."),
-    "b": ("The second identical action is refused before its tool runs, so every run ends at step 2.", True,
-          "the fuse compares each action with the previous one; a stuck model repeats itself at once."),
-    "c": ("The stand-in notices the fuse and changes its reply.", False,
+          "max_steps is untouched; the run ends earlier because of what the fuse sees, not because the budget "
+          "shrank."),
+    "b": ("The stand-in notices the fuse and changes its reply.", False,
           "the stand-in answers by the content of the prompt only; nothing in the prompt tells it about the fuse."),
-    "d": ("The fuse caches the tool's result, so the repeated call is free.", False,
+    "c": ("The fuse caches the tool's result, so the repeated call costs nothing: the run goes on to max_steps, but "
+          "only the first call is billed.", False,
           "there is no cache: the repeated call is not run at all, and the tool log shows a single call."),
+    "d": ("The second identical action is refused before its tool runs, so every run ends at step 2.", True,
+          "the fuse compares each action with the previous one; a stuck model repeats itself at once."),
 }, hint="section 2 prints the calls with the fuse off and on.")
 
 question("03.q2", "In the parser incident, why did the 'good day' hide the bug?", {
-    "a": ("The DOTALL regex misreads only replies that go on past their Action line; well-formed replies parse right.",
-          True, "the bug needs text after the Action; a model that stops there never triggers it."),
+    "a": ("The DOTALL regex misreads only replies that go on past their Action line; well-formed replies parse "
+          "right.", True,
+          "the bug needs text after the Action; a model that stops there never triggers it."),
     "b": ("The hosted model had been fixed that day.", False,
           "the parser was the same both days; the reply's shape, not the model's version, decided."),
     "c": ("The search API refused long queries only on the good day.", False,
           "the refusals came on the bad day, when the invented lines made the query thousands of characters long."),
-    "d": ("Temperature 0 makes a hosted model give the same reply every time.", False,
-          "section 4 says a hosted model at temperature 0 does not promise that; the stand-in is told which day it is."),
+    "d": ("Temperature 0 makes a hosted model give the same reply every time, so the good day's clean reply was "
+          "simply the one the model always gives.", False,
+          "section 4 says a hosted model at temperature 0 does not promise that; the stand-in is told which day it "
+          "is."),
 }, hint="section 4, 'A bad day and a good day'.")

@@ -167,11 +167,12 @@ def _break(reply):
 question("03b.q1", "Why did the chat run end at max_steps, not at the repeat fuse?", {
     "a": ("The fuse is switched off for a real model.", False,
           "the agent is the same as in chapters 02 and 03, fuse included; only the model changed."),
-    "b": ("The fuse watches repeated actions, and no chat reply held an action the parser could run.", True,
-          "a reply without an action is answered with the format reminder; only max_steps stops a model that "
-          "never acts."),
-    "c": ("The model's replies were all different, so nothing repeated.", False,
+    "b": ("The model's replies were all different: each one answered from memory in other words, so no two actions "
+          "matched and the fuse had nothing to compare.", False,
           "two chat replies ended on the same answer from memory; the fuse compares actions, and there were none."),
+    "c": ("The fuse watches repeated actions, and no chat reply held an action the parser could run.", True,
+          "a reply without an action is answered with the format reminder; only max_steps stops a model that never "
+          "acts."),
     "d": ("The replay stops after three recorded replies.", False,
           "the recording holds what the run asked for; max_steps=3 decided there would be three."),
 }, hint="section 2, 'Which limit ended the run?'.")
@@ -179,9 +180,10 @@ question("03b.q1", "Why did the chat run end at max_steps, not at the repeat fus
 question("03b.q2", "Why does no few-shot reply carry an Observation the model wrote itself?", {
     "a": ("At temperature 0 the model never invents anything.", False,
           "temperature 0 makes the choice greedy, not honest; the chat run at temperature 0 did invent one."),
-    "b": ("The two examples tell the model never to write one.", False,
-          "the examples show the format, and hold real Observations; a small model copies patterns, it does not "
-          "obey rules."),
+    "b": ("The two examples tell the model never to write one, and a model that follows its prompt's examples "
+          "closely obeys that rule.", False,
+          "the examples show the format, and hold real Observations; a small model copies patterns, it does not obey "
+          "rules."),
     "c": ("parse_reply deletes it from the reply.", False,
           "parse_reply drops invented text from what it runs and re-sends, and flags it; the raw reply keeps it. "
           "Section 3 checks the raw replies."),

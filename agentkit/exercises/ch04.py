@@ -260,12 +260,14 @@ question("04.q1", "Delete the line that carries earlier results into the executo
 question("04.q2", "On the years task, Plan-and-Execute spends more tokens than ReAct (section 7). Why?", {
     "a": ("JSON plans cost more tokens than plain text.", False,
           "the plan is written once, in one call; what adds up is what every step prompt re-sends."),
-    "b": ("The plan re-sends every earlier Observation in full.", False,
-          "it re-sends the earlier results, one short sentence each; ReAct is the one that re-sends every Observation."),
+    "b": ("The plan re-sends every earlier Observation in full, so the executor's prompts grow the way ReAct's do, "
+          "and the plan itself is added on top of them.", False,
+          "it re-sends the earlier results, one short sentence each; ReAct is the one that re-sends every "
+          "Observation."),
     "c": ("A replan happened in that run.", False,
           "section 7 compares the run without failures: replans=0."),
-    "d": ("Every step starts its own ReAct, which re-sends the role prompt, the tools, the question and the plan, "
-          "and a step takes two calls.", True,
-          "that fixed price per step is larger than the history it saves on a three-step task; long Observations "
-          "and many steps would turn it around."),
+    "d": ("Every step starts its own ReAct, re-sending the role prompt, the tools, the question and the plan, and a "
+          "step takes two calls.", True,
+          "that fixed price per step is larger than the history it saves on a three-step task; long Observations and "
+          "many steps would turn it around."),
 }, hint="section 7, the last column of the table and the chart after it.")

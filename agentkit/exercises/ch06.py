@@ -307,15 +307,16 @@ def _pollute(lesson):
 # --- concept questions --------------------------------------------------------------------------------
 
 question("06.q1", "In section 7's polluted run, the honest lesson is in the prompt from trial 2 on, yet its "
-                  "confidence does not move until trial 5. Why?", {
-    "a": ("A new lesson is frozen for four trials.", False,
-          "there is no such rule; its confidence moves the first time a trial names it (trial 5)."),
-    "b": ("The stand-in follows the first lesson it recognises; the wrong one ranks first, the agent names only it, "
-          "and when the agent names lessons, the outcome goes to those alone.", True,
+         "confidence does not move until trial 5. Why?", {
+    "a": ("The stand-in follows the first lesson it recognises: the wrong one ranks first, so the agent names only "
+          "it, and an outcome goes to the lessons the agent names.", True,
           "credit and blame follow what was applied, so a lesson that sat unused is neither rewarded nor punished."),
+    "b": ("A new lesson is frozen for four trials.", False,
+          "there is no such rule; its confidence moves the first time a trial names it (trial 5)."),
     "c": ("top_k=1 keeps it out of the prompt until the wrong lesson is evicted.", False,
           "the default top_k is 3, and section 7 prints it in the prompt of trials 2 to 5."),
-    "d": ("Its confidence did move, but the history table records only evictions.", False,
+    "d": ("Its confidence did move at every trial, as every lesson in the prompt is rewarded or punished, but the "
+          "history table records only evictions, so the changes do not show.", False,
           "the history records every event (added, success, failure, evicted); section 7 prints the honest lesson's."),
 }, hint="section 7, the cell after the chart, and the credit rule in section 4.")
 
@@ -324,9 +325,11 @@ question("06.q2", "Why does the reflection prompt show the failed trial and the 
           "the evaluator still decides every trial; the question is what the lesson writer may see."),
     "b": ("The gold answer would make the prompt too long.", False,
           "it is one short string; the trial itself is far longer."),
-    "c": ("The stand-in cannot read numbers.", False,
+    "c": ("A real task has no gold answer to give, and a lesson must say how to get it right, not what the answer "
+          "was.", True,
+          "a lesson that quoted '41' would help on this question only; 'take 1 off before the birthday' helps on "
+          "every age question, as the Ada Lovelace run shows."),
+    "d": ("The stand-in cannot read numbers in a verdict: shown '41', it would copy it into every later answer "
+          "instead of computing the age again, and the trials would prove nothing.", False,
           "it reads the dates in the Observation to compute the age; the rule is about what a lesson must be."),
-    "d": ("A real task has no gold answer to give, and a lesson must say how to get it right, not what the answer was.",
-          True, "a lesson that quoted '41' would help on this question only; 'take 1 off before the birthday' helps "
-          "on every age question, as the Ada Lovelace run shows."),
 }, hint="section 2, 'A lesson, by hand', and section 5's new question.")

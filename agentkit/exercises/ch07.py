@@ -348,21 +348,25 @@ question("07.q1", "With an exact judge (noise 0), why does b=5 solve barely more
           "every expanded node proposes up to k steps whatever b is; b only decides how many nodes are expanded."),
     "b": ("b=5 costs the same number of calls as b=1.", False,
           "calls per puzzle rise with b (the middle chart); what stays flat is the success."),
-    "c": ("An exact judge ranks the good step first whenever it was proposed; what is never proposed no beam can keep.",
-          True, "with no noise the beam has nothing to buy back: the proposer sets the ceiling."),
-    "d": ("The verifier rejects the extra answers a wide beam finds.", False,
+    "c": ("An exact judge ranks the good step first whenever it was proposed; what is never proposed no beam can "
+          "keep.", True,
+          "with no noise the beam has nothing to buy back: the proposer sets the ceiling."),
+    "d": ("The verifier rejects the extra answers a wide beam finds, because a solution reached through a pruned "
+          "branch is not rebuilt into an expression it can check.", False,
           "the verifier rejects only answers whose arithmetic is wrong; a wider beam's real solutions count."),
 }, hint="section 5, the three charts and the first point under them.")
 
-question("07.q2", "Section 3's tiny search reported a solution for 1 1 1 1. What keeps TreeOfThoughts from doing that?", {
-    "a": ("It asks the judge several times and averages the votes.", False,
+question("07.q2", "Section 3's tiny search reported a solution for 1 1 1 1. What keeps TreeOfThoughts from doing "
+         "that?", {
+    "a": ("It asks the judge several times and averages the votes, so a judge that says 'sure' for a wrong step is "
+          "outvoted by the other judgements before the answer is reported.", False,
           "a judge that always says sure says sure every time: votes fight noise, not a judge that is wrong."),
-    "b": ("It rebuilds every kept one-number node into an expression of the puzzle's numbers and checks it exactly; "
-          "only a verified expression is an answer.", True,
-          "the model's '(left: ...)' and its 'sure' are claims; the verifier recomputes from the puzzle."),
-    "c": ("It proposes at a lower temperature.", False,
+    "b": ("It proposes at a lower temperature.", False,
           "the wishful stand-in is wrong at any temperature; so can a real model be."),
-    "d": ("It keeps the numbers left exactly as the model writes them in '(left: ...)'.", False,
+    "c": ("It keeps the numbers left exactly as the model writes them in '(left: ...)'.", False,
           "that is what misled the tiny search; the package's parser keeps the model's result too, which is why the "
           "final check must not trust it."),
+    "d": ("It rebuilds every kept one-number node into an expression of the puzzle's numbers and checks it exactly; "
+          "only a verified expression is an answer.", True,
+          "the model's '(left: ...)' and its 'sure' are claims; the verifier recomputes from the puzzle."),
 }, hint="section 3, the wishful stand-in, and the three differences listed after it.")

@@ -377,13 +377,14 @@ def _break(runtime):
 
 # --- concept questions ------------------------------------------------------------------------
 
-question("08.q1", "The 'side topics' run searches a new, real Lakeford page at every step and never the rainfall "
-                  "it was asked for. Which check catches it, and when?", {
+question("08.q1", "The 'side topics' run searches a new, real Lakeford page at every step and never the rainfall it "
+         "was asked for. Which check catches it, and when?", {
     "a": ("The repeat check, at step 2.", False,
           "its inputs share little more than the town's name, so their Jaccard similarity stays far below 0.7."),
-    "b": ("The useless-results check, at step 1.", False,
-          "every page is new text that shares words with the question (Lakeford), so no result is empty, off-topic or "
-          "old news."),
+    "b": ("The useless-results check, at step 1: a page that never mentions rainfall brings nothing the question "
+          "asked for, so it counts as useless from the first step.", False,
+          "every page is new text that shares words with the question (Lakeford), so no result is empty, off-topic "
+          "or old news."),
     "c": ("Drift, at the first checkpoint (after step 3): Missing has not shrunk, nothing was Found.", True,
           "only the checkpoint call compares what was found with what the goal needs; that is why drift costs one "
           "extra LLM call and is seen later than the other two."),
@@ -391,15 +392,15 @@ question("08.q1", "The 'side topics' run searches a new, real Lakeford page at e
           "section 3's table shows it stopped by the runtime at step 5, after a hint and a redirect for drift."),
 }, hint="section 3, the table of every sick run and the checkpoint call printed after it.")
 
-question("08.q2", "Runtime() has no false kill on the eight legitimate tasks of section 4. Why is that not enough "
-                  "to call its threshold safe?", {
-    "a": ("The threshold 0.7 was chosen as the lowest with no false kill on those very eight tasks, so that zero "
-          "is partly the choice itself; only tasks the setting never saw can test it.", True,
+question("08.q2", "Runtime() has no false kill on the eight legitimate tasks of section 4. Why is that not enough to "
+         "call its threshold safe?", {
+    "a": ("0.7 was chosen as the lowest threshold with no false kill on those very eight tasks, so the zero is "
+          "partly the choice itself; only unseen tasks can test it.", True,
           "section 5b: on the held-out suite the same setting kills the slow-converging reservoir search."),
-    "b": ("Eight tasks is too few; with eighty the figure would be trustworthy even if the threshold was tuned on "
-          "them.", False,
-          "more tuning tasks make the choice better informed, but a figure measured on the tasks used to choose "
-          "the setting is still optimistic; the held-out suite is what makes it honest."),
+    "b": ("Eight tasks is too few: with eighty tasks, the same procedure of taking the lowest threshold without a "
+          "false kill would give a figure you could trust, tuned or not.", False,
+          "more tuning tasks make the choice better informed, but a figure measured on the tasks used to choose the "
+          "setting is still optimistic; the held-out suite is what makes it honest."),
     "c": ("The stand-in answers held-out tasks less carefully.", False,
           "the same stand-in plays both suites, by the content of the prompt; it reads every page perfectly."),
     "d": ("False kills do not matter as long as the sick runs are stopped.", False,

@@ -289,29 +289,31 @@ def _noise(rate):
 # --- concept questions ------------------------------------------------------------------------
 
 question("09.q1", "Why does a ReWOO run cost exactly 2 LLM calls, whether its plan has 2 tool calls or 8?", {
-    "a": ("The planner writes every tool call before any runs; the tools run without the model, and the solver "
-          "reads all the evidence at once.", True,
+    "a": ("ReWOO caches tool results, so repeated calls are free.", False,
+          "there is no cache: every planned tool call runs once and is in the tool log; the tools are simply not LLM "
+          "calls."),
+    "b": ("The planner writes every tool call before any runs; the tools run without the model, and the solver reads "
+          "all the evidence at once.", True,
           "the model is asked twice, to plan and to solve; in between, only tools and the substitution of #E "
           "references run."),
-    "b": ("ReWOO caches tool results, so repeated calls are free.", False,
-          "there is no cache: every planned tool call runs once and is in the tool log; the tools are simply not "
-          "LLM calls."),
     "c": ("The validator merges the plan's steps into one call.", False,
           "the validator only reads and checks the plan; it refuses a bad plan and never calls the model."),
-    "d": ("The solver is not an LLM call.", False,
+    "d": ("The solver is not an LLM call: it only substitutes the evidence into the plan's last line, so the one "
+          "model call is the planner's, and the second is the validator's.", False,
           "it is: section 1 prints 2 calls in the ledger, the planner's and the solver's."),
 }, hint="section 1, the two calls printed after the tiny executor.")
 
 question("09.q2", "At a per-reply error rate of 0.1, Plan-and-Execute and the hybrid fall below ReAct (section 5). "
-                  "What does the instrument say is the reason?", {
-    "a": ("They make more model calls per task, so at a per-reply rate they meet more errors per task, and an error "
-          "in one step is carried into the next.", True,
-          "the rate is per reply and the same for every role; more replies per task means more chances to go wrong."),
-    "b": ("Their planners are worse readers than ReAct.", False,
+         "What does the instrument say is the reason?", {
+    "a": ("Their planners are worse readers than ReAct.", False,
           "the same stand-in plays every role, with the same rate for each knob; no role is a worse reader."),
-    "c": ("The instrument sets a higher error rate for planner prompts.", False,
+    "b": ("The instrument sets a higher error rate for planner prompts, because a plan is longer than a step and the "
+          "knobs fire once per number read.", False,
           "each knob fires at the given rate on every reply, drawn from a hash of the seed and the prompt, whatever "
           "the role."),
+    "c": ("They make more model calls per task, so at a rate per reply they meet more errors, and an error in one "
+          "step is carried into the next.", True,
+          "the rate is per reply and the same for every role; more replies per task means more chances to go wrong."),
     "d": ("A real model makes more errors when it plans, and the curves measure that.", False,
           "the curves measure structure under an assumption; the text says only a real model's runs can tell how a "
           "planner's errors differ from a reader's."),

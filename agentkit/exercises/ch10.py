@@ -275,27 +275,31 @@ def _break(answer):
 # --- concept questions ------------------------------------------------------------------------
 
 question("10.q1", "Version 2 of an agent has the same success rate as version 1, on the same tasks. What can you "
-                  "conclude?", {
+         "conclude?", {
     "a": ("Nothing changed: the same tasks are right.", False,
-          "the same rate can hide tasks broken and tasks fixed in equal numbers; only the task-by-task lists show it."),
-    "b": ("Only that the broken and the fixed lists have the same length: read both before deciding.", True,
-          "the net change is fixed minus broken, and zero can hide many flips, each with its own reason."),
-    "c": ("Version 2 is at least as good, so keep whichever is cheaper.", False,
-          "which tasks it lost matters: a cheaper version that breaks the tasks your users care about is not as good."),
-    "d": ("With a real model the two are identical, since temperature 0 is deterministic.", False,
+          "the same rate can hide tasks broken and tasks fixed in equal numbers; only the task-by-task lists show "
+          "it."),
+    "b": ("Version 2 is at least as good, so keep whichever is cheaper.", False,
+          "which tasks it lost matters: a cheaper version that breaks the tasks your users care about is not as "
+          "good."),
+    "c": ("With a real model at temperature 0 the two would be identical run for run, so an equal rate means equal "
+          "behaviour on every task.", False,
           "section 4 says a temperature of 0 does not promise the same reply twice; repeat runs before believing a "
           "flip."),
+    "d": ("Only that the broken and the fixed lists have the same length: read both before deciding.", True,
+          "the net change is fixed minus broken, and zero can hide many flips, each with its own reason."),
 }, hint="section 5, 'How to read it', point 1.")
 
 question("10.q2", "The early-stop review says a run stopped by max_steps would have been solved with two more steps. "
-                  "What does that tell you?", {
+         "What does that tell you?", {
     "a": ("Its step budget was too tight for that task: raise it for that kind of task, or split the work.", True,
           "the run was cut short, not stuck; section 6 reads ReAct's three rescues that way."),
     "b": ("The model was stuck in a loop.", False,
           "a stuck run is not rescued by two more steps: the Act-only runs stopped by the repeat fuse were not."),
-    "c": ("Every budget should be raised by two steps.", False,
+    "c": ("Every budget should be raised by two steps, since a budget that cut one run short will cut others of "
+          "every kind as well.", False,
           "two more steps is a cheap test for one run, not a verdict for all: the stuck runs would only cost more."),
     "d": ("The run's answer should be counted right.", False,
-          "the run as it happened gave no answer; the review is a second run, which tells you about the budget, "
-          "not a new score."),
+          "the run as it happened gave no answer; the review is a second run, which tells you about the budget, not "
+          "a new score."),
 }, hint="section 6, the paragraph after the review.")

@@ -372,12 +372,13 @@ def _break(arguments):
 # --- concept questions ------------------------------------------------------------------------
 
 question("11.q1", "With native tool calling, what does the API guarantee, and what must the loop still check?", {
-    "a": ("The shape: a list of calls, each with an id, a name and an arguments text. Whether the name is a tool, "
-          "the text is JSON, and the fields are right is the model's, and must be checked.", True,
-          "section 3: every bad call there arrived in a well-shaped reply."),
-    "b": ("That the arguments match the schema, since the schema travels with the request.", False,
+    "a": ("That the arguments match the schema: the schema travels with the request, and the API refuses to hand "
+          "back a call whose arguments do not fit it, so the loop can trust them.", False,
           "the schema tells the model what to send; section 3's stand-in sends arguments that are not JSON, and "
           "nothing in the API stops it."),
+    "b": ("The shape: calls with an id, a name and an arguments text. Whether the name is a tool, the text is JSON "
+          "and the fields are right, the loop must check.", True,
+          "section 3: every bad call there arrived in a well-shaped reply."),
     "c": ("That the model calls a tool when tool_choice is 'required'.", False,
           "section 9: SmolLM2 wrote prose until the reply cap under 'required', because its template has no place "
           "for tools."),
@@ -386,15 +387,16 @@ question("11.q1", "With native tool calling, what does the API guarantee, and wh
 }, hint="sections 2 and 3: what the tiny loop trusted, and what broke it.")
 
 question("11.q2", "A replayed run sends a request that differs from every recorded one by a single character. What "
-                  "does ReplayLLM do?", {
+         "does ReplayLLM do?", {
     "a": ("It raises CassetteMiss, naming the cassette and showing the closest recorded request and the difference.",
           True, "it answers by the content of the request; a changed request has no recorded answer, and a guess "
-                "would make the replay lie."),
+          "would make the replay lie."),
     "b": ("It answers with the closest recorded reply.", False,
           "a near match is not the same request: its reply may not fit, so the replay refuses and shows the diff."),
     "c": ("It sends the request to the real model and records the answer.", False,
           "ReplayLLM never touches the network; recording is Recorder's job, on a live run."),
-    "d": ("It answers with the next recording, in the order they were made.", False,
+    "d": ("It answers with the next recording, in the order they were made, so a replayed run gets back exactly the "
+          "replies of the recorded run, call by call.", False,
           "a cassette is looked up by content, not by order: the same request gets the same answer however often, "
           "and in whatever order, it is asked."),
 }, hint="section 7, the cell that changes 2024 to 2030.")
