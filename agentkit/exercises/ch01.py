@@ -269,7 +269,8 @@ def blocklist_allows(text: str) -> bool:
 
 
 @exercise("01.break", "break", "Slip past a blocklist",
-          "Set `my_payload` to an expression with no blocked word in it that would make eval call a function.")
+          "Set `my_payload` to an expression with no blocked word in it that would make eval call a function "
+          "(not one of section 3's table).")
 def _break(payload):
     if not isinstance(payload, str):
         raise Fail("your answer", "a str: the text a model would write", type(payload).__name__,

@@ -139,7 +139,8 @@ def run_with_fuse(llm, tools, fuse, max_steps: int = 6) -> tuple:
 
 
 @exercise("03.fuse", "build", "A fuse that catches a stutterer",
-          "Write `my_fuse(actions)`: True when the last (tool, input) pair repeats one of the two before it.")
+          "Write `my_fuse(actions)`: True when the last (tool, input) pair repeats one of the two before it, the tool "
+          "name in any case, the input with its whitespace folded, in any case.")
 def _fuse(fuse):
     if not callable(fuse):
         raise Fail("your answer", "a function my_fuse(actions) -> bool", repr(fuse), "define it with def.")
@@ -185,7 +186,8 @@ def _inventor_calls(make) -> list:
 
 
 @exercise("03.break", "break", "Poison the incident's parser",
-          "Set `reply` to one model reply: naive_parse must send invented lines to the tool, parse_reply must not.")
+          "Set `reply` to one model reply, not section 4's: naive_parse must send invented lines to the tool, "
+          "parse_reply must not.")
 def _break(reply):
     if not isinstance(reply, str):
         raise Fail("your answer", "a str: one model reply", type(reply).__name__, "write the reply as a string.")

@@ -264,7 +264,8 @@ POLLUTE_HINTS = {
 
 
 @exercise("06.pollute", "break", "A wrong lesson that keeps coming back",
-          "Set `wrong_lesson` to the four fields of a lesson that misleads the agent in trial 1 AND trial 2.")
+          "Set `wrong_lesson` to the four fields of a lesson, not one of section 7's, that misleads the agent in "
+          "trial 1 AND trial 2.")
 def _pollute(lesson):
     if not isinstance(lesson, dict):
         raise Fail("your answer", "a dict with trigger, error_type, fix, applies_to", type(lesson).__name__,

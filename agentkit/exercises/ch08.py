@@ -338,8 +338,8 @@ def printed(runtime: Runtime) -> bool:
 
 
 @exercise("08.break", "break", "A tuned guard that kills unseen work",
-          "Set `runtime` to a Runtime(...) that kills no task of the tuning suite and at least one task of the "
-          "held-out suite.")
+          "Set `runtime` to a Runtime(...), not one section 5b prints, that kills no task of the tuning suite "
+          "and at least one task of the held-out suite.")
 def _break(runtime):
     if not isinstance(runtime, Runtime):
         raise Fail("your answer", "a Runtime(...)", type(runtime).__name__,

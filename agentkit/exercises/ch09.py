@@ -185,8 +185,8 @@ def planner_says(plan: str) -> ScriptedLLM:
 
 
 @exercise("09.break", "break", "A blind plan",
-          "Set `plan` to a ReWOO plan for 'woz-torvalds' that the validator accepts and whose run gets it wrong, "
-          "because a step needs a piece of an earlier result.")
+          "Set `plan` to a ReWOO plan for 'woz-torvalds', not the one sections 2 and 7 print, that the validator "
+          "accepts and whose run gets it wrong, because a step needs a piece of an earlier result.")
 def _break(plan):
     if not isinstance(plan, str):
         raise Fail("your answer", "a str: the planner's reply", type(plan).__name__, "write the plan as a string.")
@@ -253,8 +253,8 @@ def corrupted(llms: list) -> int:
 
 
 @exercise("09.noise", "break", "Errors that flip the ranking",
-          "Set `rate` to an error rate per reply at which Plan-and-Execute, perfect at rate 0, scores below ReAct on "
-          "the task set (seed 0).")
+          "Set `rate` to an error rate per reply, not one of section 5's sweep, at which Plan-and-Execute, perfect "
+          "at rate 0, scores below ReAct on the task set (seed 0).")
 def _noise(rate):
     if isinstance(rate, bool) or not isinstance(rate, (int, float)):
         raise Fail("your answer", "a number: the error rate per reply", type(rate).__name__,
