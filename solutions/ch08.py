@@ -8,23 +8,19 @@ from agentkit.runtime import Runtime
 
 # 08.predict — count with the formula of section 8: LLM calls = steps + checkpoints + fallback, and
 # read each run's ladder at the defaults from section 3; then ask what each setting changes.
-# stutter, Runtime(window=1): a window of one compares an input with the one before only, and the
-# stutterer (A, B, A, B) repeats the one before THAT: no repeat is seen. But its third search returns
-# the first page again, nothing new, so useless results climb the ladder instead: hint at 3,
-# redirect at 4, stop at 5, then the fallback: 5 tool calls, 6 LLM calls.
+# pager, Runtime(jaccard=1.0): at the defaults the repeat check stops the pager; at 1.0 only an
+# identical word set is a repeat, and every query names another page number, so it stays silent.
+# What is left is drift, judged at the first checkpoint (after step 3): hint at 3, redirect at 4,
+# stop at 5. 5 tool calls; 5 steps + 1 checkpoint + 1 fallback = 7 LLM calls.
 # paraphrases, Runtime(stop=False): the ladder climbs to the redirect and stays there; the stuck
 # stand-in does not listen, so the run still goes to max_steps=20: (20, 20). Words are not a stop.
-# no results, Runtime(second_signal=True): second_signal is about a repeat alone; useless results
-# still stop by themselves, from step 1: hint (1), redirect (2), stop (3), then the fallback, one more
-# LLM call with tools off: 3 tool calls, 4 LLM calls.
 # side topics, Runtime(checkpoint_every=6): every page is new and on-topic, so only drift can
 # catch it, and drift is judged at a checkpoint. The first is due after step 6 (one extra call):
 # hint at 6, redirect at 7, stop at 8 (the ladder is shared: step 8's signal happens to be a
 # useless result), then the fallback. 8 tool calls; 8 steps + 1 checkpoint + 1 fallback = 10.
 prediction = {
-    "stutter, Runtime(window=1)": (6, 5),
+    "pager, Runtime(jaccard=1.0)": (7, 5),
     "paraphrases, Runtime(stop=False)": (20, 20),
-    "no results, Runtime(second_signal=True)": (4, 3),
     "side topics, Runtime(checkpoint_every=6)": (10, 8),
 }
 

@@ -17,22 +17,18 @@ from .predictions import Prediction, prediction
 # --- 08.predict: what the runtime costs, from the ledgers --------------------------------------
 
 PREDICT_RUNS = {  # name -> (task id, runtime); section 3 prints each run at the defaults, never these settings
-    "stutter, Runtime(window=1)": ("stutter", Runtime(window=1)),
+    "pager, Runtime(jaccard=1.0)": ("pager", Runtime(jaccard=1.0)),
     "paraphrases, Runtime(stop=False)": ("paraphrases", Runtime(stop=False)),
-    "no results, Runtime(second_signal=True)": ("no results", Runtime(second_signal=True)),
     "side topics, Runtime(checkpoint_every=6)": ("side topics", Runtime(checkpoint_every=6)),
 }
 
 WHY = {
-    "stutter, Runtime(window=1)": "a window of one compares each input with the one before only, and the stutterer "
-                                  "repeats the one before that: no repeat is seen. But its third search brings back "
-                                  "the first page, nothing new: useless results climb hint, redirect, stop at steps "
-                                  "3, 4, 5, then one fallback call (5 tool calls, 6 LLM calls)",
+    "pager, Runtime(jaccard=1.0)": "at 1.0 only an identical word set is a repeat, and each query names another page "
+                                   "number: the repeat check stays silent, so drift catches the run at the first "
+                                   "checkpoint (after step 3): hint 3, redirect 4, stop 5; 5 steps + 1 checkpoint + "
+                                   "1 fallback",
     "paraphrases, Runtime(stop=False)": "with stop=False the ladder tops out at the redirect, and a model that does "
                                         "not listen runs on to max_steps: the notes are words, not a stop",
-    "no results, Runtime(second_signal=True)": "second_signal changes what a REPEAT alone may do; useless results "
-                                               "stop the run by themselves: hint at 1, redirect at 2, stop at 3, then "
-                                               "one fallback call with tools off (3 tool calls, 4 LLM calls)",
     "side topics, Runtime(checkpoint_every=6)": "drift is only seen at a checkpoint: the first comes after step 6 "
                                                 "(one extra LLM call), then hint, redirect, stop at 6, 7, 8, plus the "
                                                 "fallback",
