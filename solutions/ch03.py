@@ -9,9 +9,9 @@ Run every solution against its check: `python -m agentkit.exercises solutions`.
 # The stuck model with the fuse off runs to max_steps the same way, 8 and 8; the fallback then adds
 # one LLM call with tools switched off: (9, 8).
 # The format breaker's trace (section 3): prose (no action: a format reminder, no tool), Search,
-# Calculate, Finish. With max_steps=3 the Finish never comes; the fallback adds one LLM call: (4, 2).
+# Calculate, Finish. With max_steps=2 it gets as far as the Search; the fallback adds one LLM call: (3, 1).
 prediction = {"wanderer, fuse on, max_steps=8": (8, 8), "stuck, fuse off, max_steps=8, fallback": (9, 8),
-              "format breaker, max_steps=3, fallback": (4, 2)}
+              "format breaker, max_steps=2, fallback": (3, 1)}
 
 
 # 03.fuse — chapter 03's fuse looks back one action; a stutterer (A, B, A) repeats the action

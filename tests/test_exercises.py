@@ -47,11 +47,11 @@ def input_only(actions):  # forgets the tool: the same text sent to another tool
 
 
 PREDICT_03 = {"wanderer, fuse on, max_steps=8": (8, 8), "stuck, fuse off, max_steps=8, fallback": (9, 8),
-              "format breaker, max_steps=3, fallback": (4, 2)}
+              "format breaker, max_steps=2, fallback": (3, 1)}
 WRONG = [
     ("03.predict", {**PREDICT_03, "wanderer, fuse on, max_steps=8": (2, 1)}, "the repeat fuse never fires"),
     ("03.predict", {**PREDICT_03, "stuck, fuse off, max_steps=8, fallback": (9, 9)}, "tools switched off"),
-    ("03.predict", {**PREDICT_03, "format breaker, max_steps=3, fallback": (3, 2)}, "a format reminder, no tool"),
+    ("03.predict", {**PREDICT_03, "format breaker, max_steps=2, fallback": (4, 2)}, "a format reminder, no tool"),
     ("03.fuse", last_only, "compares with the previous action only"),
     ("03.fuse", no_normalising, "normalise as section 2's tiny_react does"),
     ("03.fuse", window_of_three, "look back at most two actions"),

@@ -362,5 +362,5 @@ def test_a_check_never_raises_even_when_its_checker_meets_an_answer_of_a_shape_i
     assert verdict.status == "wrong"
     assert "could not read" in verdict.text and "IndexError" in verdict.text and "hint:" in verdict.text
     one = check("03.predict", {"wanderer, fuse on, max_steps=8": (8,), "stuck, fuse off, max_steps=8, fallback": (9, 8),
-                               "format breaker, max_steps=3, fallback": (4, 2)})
+                               "format breaker, max_steps=2, fallback": (3, 1)})
     assert one.status == "wrong" and "a pair of whole numbers" in one.text

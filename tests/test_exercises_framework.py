@@ -111,10 +111,10 @@ def test_a_wrong_prediction_says_which_way_it_is_wrong_and_shows_the_truth_only_
     exercises.REGISTRY.shown.discard("03.predict")
     truth = "wanderer, fuse on, max_steps=8: (8, 8)"
     wrong = {"wanderer, fuse on, max_steps=8": (9, 8), "stuck, fuse off, max_steps=8, fallback": (9, 8),
-             "format breaker, max_steps=3, fallback": (4, 1)}
+             "format breaker, max_steps=2, fallback": (3, 0)}
     first = check("03.predict", wrong)
     assert "wanderer, fuse on, max_steps=8 (9, 8): LLM calls too high" in first.text
-    assert "format breaker, max_steps=3, fallback (4, 1): tool calls too low" in first.text
+    assert "format breaker, max_steps=2, fallback (3, 0): tool calls too low" in first.text
     assert truth not in first.text and "(8, 8)" not in first.text and "reveal=True" in first.text
     assert truth not in check("03.predict", wrong).text  # the second try: still hidden
     third = check("03.predict", wrong)

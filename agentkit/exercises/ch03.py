@@ -15,7 +15,7 @@ from .predictions import Prediction, prediction
 PREDICT_SETTINGS = {  # run -> (disease, max_steps, agent options)
     "wanderer, fuse on, max_steps=8": ("wanderer", 8, dict(repeat_fuse=True)),
     "stuck, fuse off, max_steps=8, fallback": ("stuck", 8, dict(repeat_fuse=False, finish_fallback=True)),
-    "format breaker, max_steps=3, fallback": ("format breaker", 3, dict(finish_fallback=True)),
+    "format breaker, max_steps=2, fallback": ("format breaker", 2, dict(finish_fallback=True)),
 }
 
 
@@ -35,9 +35,9 @@ WHY = {
     "stuck, fuse off, max_steps=8, fallback": "nothing but max_steps stops the stuck model, one LLM call and one "
                                               "tool call per step; then the fallback, one more LLM call with tools "
                                               "switched off",
-    "format breaker, max_steps=3, fallback": "its first reply is prose (a format reminder, no tool), then Search, "
-                                             "then Calculate: the budget runs out before the Finish, and the "
-                                             "fallback adds one LLM call and no tool call",
+    "format breaker, max_steps=2, fallback": "its first reply is prose (a format reminder, no tool), then Search: "
+                                             "the budget runs out before the Calculate, and the fallback adds one "
+                                             "LLM call and no tool call",
 }
 
 
