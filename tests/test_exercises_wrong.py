@@ -145,6 +145,57 @@ def hit_before_k(ranked, relevant, k):  # the k-th result does not count
     return any(item in relevant for item in ranked[: k - 1])
 
 
+def bill_needs_a_call(history):  # refuses a chat that never called the model (its bill is 0)
+    if not any(m["role"] == "assistant" for m in history):
+        raise ValueError("no call in this chat")
+    return SOLVED["00.bill"](history)
+
+
+def fuse_window_of_three(actions):  # looks back three actions where the task says two
+    key = lambda a: (a[0].lower(), " ".join(a[1].split()).casefold())  # noqa: E731
+    return key(actions[-1]) in [key(a) for a in actions[-4:-1]]
+
+
+def beam_one_short(children, b):  # keeps b - 1
+    return SOLVED["07.beam"](children, b)[: max(b - 1, 0)]
+
+
+def repeat_window_one_short(text, earlier, threshold=0.7, window=3):  # looks back window - 1 inputs
+    return SOLVED["08.repeat"](text, earlier[-(window - 1):] if window > 1 else [], threshold, window)
+
+
+def plan_allows_its_own_result(text):  # a line may use the variable it defines
+    return SOLVED["09.plan"](re.sub(r"(#E\d+)(\s*=\s*\w+\s*\[[^\]]*)\1(?!\d)", r"\1\2", text))
+
+
+def p95_of_n(values):  # position 0.95 * n, not 0.95 * (n - 1)
+    ordered = sorted(values)
+    position = min(0.95 * len(ordered), len(ordered) - 1)
+    below = math.floor(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (position - below) * (ordered[above] - ordered[below])
+
+
+def replay_last_wins(entries, request):  # the latest recording of a request, not the first
+    found = [e for e in entries if e["request"] == request]
+    return found[-1] if found else None
+
+
+def fuse_ranks_from_zero(keyword_ids, dense_ids, k=60):  # the first item scores 1 / k
+    scores = {}
+    for ranking in (keyword_ids, dense_ids):
+        for rank, item in enumerate(ranking):
+            scores[item] = scores.get(item, 0) + 1 / (k + rank)
+    return sorted(scores, key=lambda item: -scores[item])
+
+
+def parse_at_most_nine(raw):  # "1 to 10 steps" read as "fewer than 10"
+    steps = SOLVED["04.validate"](raw)
+    if len(steps) >= 10:
+        raise ValueError(f"too many steps: {raw[:200]!r}")
+    return steps
+
+
 HAND = [  # (id, class, answer)
     ("01.guard", "boundary: refuses exactly 1e100", guard_strict),
     ("04.validate", "boundary: refuses the smallest plan, one step", plan_refuses_one_step),
@@ -152,7 +203,29 @@ HAND = [  # (id, class, answer)
     ("06.evict", "boundary: evicts on the threshold", evict_at_threshold),
     ("08.repeat", "boundary: > instead of >=", repeat_strictly_above),
     ("13.hit", "boundary: the k-th result does not count", hit_before_k),
-    # copied printouts: answers the notebook prints before the exercise
+    ("00.bill", "boundary: refuses a chat with no call (its bill is 0)", bill_needs_a_call),
+    ("03.fuse", "boundary: looks back three actions", fuse_window_of_three),
+    ("04.validate", "boundary: refuses the largest plan, ten steps", parse_at_most_nine),
+    ("07.beam", "boundary: keeps b - 1", beam_one_short),
+    ("08.repeat", "boundary: looks back window - 1 inputs", repeat_window_one_short),
+    ("09.plan", "boundary: a line may use its own result", plan_allows_its_own_result),
+    ("10.p95", "boundary: position 0.95 * n", p95_of_n),
+    ("11.replay", "boundary: the last recording wins", replay_last_wins),
+    ("13.fuse", "boundary: ranks counted from 0", fuse_ranks_from_zero),
+    ("13.budget", "boundary: the whole prompt (nothing dropped)", 312),
+    ("13.budget", "boundary: one token under the smallest budget that keeps two", 285),
+    # copied printouts: answers the notebook prints before the exercise, or numbers it prints for a neighbouring run
+    ("00.break", "printed: section 1's prompt", {"name": "Grace", "prompt": "Hi, my name is Grace. What is my name?"}),
+    ("03.predict", "printed: the neighbouring runs' numbers", {
+        "wanderer, fuse on, max_steps=8": (5, 5), "stuck, fuse off, max_steps=8, fallback": (3, 1),
+        "format breaker, max_steps=2, fallback": (4, 2)}),
+    ("08.predict", "printed: the same runs at the defaults", {
+        "pager, Runtime(jaccard=1.0)": (5, 4), "paraphrases, Runtime(stop=False)": (5, 4),
+        "side topics, Runtime(checkpoint_every=6)": (7, 5)}),
+    ("11.predict", "printed: the recovering runs of section 4", {
+        "arguments not JSON, recovers, max_steps=3": (4, 1, 2), "missing field, never learns, max_steps=4": (4, 1, 2),
+        "three calls at once, never learns, max_steps=4": (3, 0, 2),
+        "three calls at once, never learns, max_steps=4, repeat_fuse=False": (3, 0, 2)}),
     ("01.break", "printed: section 3's lambda payload", "(lambda: 1)()"),
     ("01.break", "printed: section 3's comprehension payload", "[i for i in range(10**9)]"),
     ("03.break", "printed: section 4's reply", "Thought: I need his birth year.\nAction: Search[Steve Jobs]\n"
