@@ -42,7 +42,7 @@ def wheel(tmp_path_factory) -> Path:
     source = tmp_path_factory.mktemp("source")
     for name in ("pyproject.toml", "requirements.txt", "requirements-test.txt", "requirements-bridge.txt"):
         shutil.copy(ROOT / name, source)
-    for folder in ("agentkit", "data"):
+    for folder in ("agentkit", "data", "solutions"):
         shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("dist")
     build = "import sys\nfrom setuptools import build_meta\nprint(build_meta.build_wheel(sys.argv[1]))"
@@ -80,7 +80,9 @@ def test_the_wheel_ships_the_course_data_and_the_pins_as_extras(wheel):
     modules = {str(p.relative_to(ROOT)).replace(os.sep, "/") for p in (ROOT / "agentkit").rglob("*.py")
                if "__pycache__" not in p.parts}
     assert modules <= names
-    assert not any(n.startswith(("tests/", "notebooks/", "tools/")) for n in names)
+    assert not any(n.startswith(("tests/", "notebooks/", "tools/", "solutions/")) for n in names)
+    # solutions/ is the package agentkit.solutions: show_solution reads it wherever the wheel is installed.
+    assert {f"agentkit/solutions/{p.name}" for p in (ROOT / "solutions").glob("*.py")} <= names
     assert 'Requires-Dist: numpy==2.5.5; python_version >= "3.15" and extra == "course"' in metadata
     assert 'Requires-Dist: pytest==9.2.0; extra == "test"' in metadata
     assert 'Requires-Dist: smolagents==1.26.0; extra == "bridge"' in metadata
@@ -141,6 +143,8 @@ def test_the_colab_cell_installs_the_wheel_and_a_chapter_runs_without_a_checkout
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.splitlines()[-1])
     assert Path(report["agentkit"]).is_relative_to(tmp_path / "venv")  # the installed wheel, not the checkout
+    shown = run("-c", "from agentkit.exercises import show_solution; print(show_solution('01.guard'))")
+    assert "def power_allowed(" in shown.stdout, shown.stderr  # worked solutions travel with the wheel
 
     stored = [c for c in json.loads((ROOT / "notebooks" / CHAPTER).read_text(encoding="utf-8"))["cells"]
               if c["cell_type"] == "code"]
