@@ -337,7 +337,8 @@ def main() -> None:
         "embed_1000_texts_s_median_of_3": round(statistics.median(embeds), 2),
         "tokens_in_1000_texts": model.calls[-1].prompt_tokens,
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, "
-                   f"numpy {np.__version__}", "date": date.today().isoformat(),
+                   f"numpy {np.__version__}, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}",
+        "date": date.today().isoformat(),
         "command": "python -m agentkit.minilm",
     }
     path = Path(str(DATA_DIR)) / TIMING_FILE

@@ -355,3 +355,13 @@ def test_with_no_method_a_store_fuses_when_it_can_embed_and_uses_keywords_when_i
     assert embedding.search_ids("Birch Rust") == embedding.search_ids("Birch Rust", method="fused")
     with pytest.raises(MemoryStoreError, match="needs an embedder"):
         plain.search_ids("Birch Rust", method="dense")
+
+
+def test_notebook_13_stores_no_progress_bar():
+    """A bar stored by nbconvert is tqdm's first frame (0%): shipped lookups take milliseconds and show none."""
+    import json
+    from pathlib import Path
+
+    notebook = Path(__file__).resolve().parent.parent / "notebooks" / "13_memory_in_tiers.ipynb"
+    stored = json.dumps([cell.get("outputs", []) for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]])
+    assert not re.search(r"\d+%\|", stored)
