@@ -18,7 +18,7 @@ LAYERS = {
                     "lessons", "sandbox", "sandbox_supervisor", "wasm_module", "wasm_sandbox", "data.make_game24",
                     "world", "mcp_server", "mcp_tools", "game24_human", "retrieval", "memory_store",
                     "memory_data"],
-    "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay", "embeddings"],
+    "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay", "minilm", "embeddings"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
                   "context", "tasks", "evaluate", "lakeford", "approval", "memory", "otel"],
     "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "modes", "loopback", "sick",
