@@ -131,7 +131,7 @@ def test_approved_wrong_call_and_read_only_leak_get_through(world):
     gate = gated(world, Approve({"DeleteNotes"}, by="human: approves everything"))
     ReActAgent(stand_in(), gate, max_steps=6).run(TIDY_QUESTION, verbose=False)
     assert world.notes() == {}  # the gate only moved the decision to a person
-    leak = gated(world, deny_side_effects)
+    leak = GatedExecutor(world_executor(world), deny_side_effects, world.dry_run, open_world="read")  # trusts "read"
     world.db.executemany("INSERT INTO notes VALUES (?, ?)", SAMPLE_NOTES.items())
     ReActAgent(stand_in(), leak, max_steps=6).run(LEAK_QUESTION, verbose=False)
     assert world.web_log() == [SAMPLE_NOTES["Wi-Fi password"]]
