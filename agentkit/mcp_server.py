@@ -15,8 +15,7 @@ returns text. Its effect becomes MCP tool annotations, which a client reads as h
 
 `--faults` adds three tools that misbehave on purpose, to watch a client cope: Fail raises (the
 client gets an error result), Hang never answers, Crash ends the server process. All three claim
-readOnlyHint: true, which a client cannot check: annotations are the server's word. The server's
-instructions name its process id, so a client whose call hangs can stop it at once.
+readOnlyHint: true, which a client cannot check: annotations are the server's word.
 Any MCP client can start it, e.g. the MCP Inspector: `npx @modelcontextprotocol/inspector python -m agentkit.mcp_server --store /tmp/notes`.
 """
 from __future__ import annotations
@@ -62,7 +61,7 @@ def build_server(world: World, faults: bool = False):
     from mcp.server import MCPServer
     from mcp.types import ToolAnnotations
 
-    server = MCPServer("agentkit-tools", instructions=f"The agent course's tools (server process {os.getpid()}).")
+    server = MCPServer("agentkit-tools", instructions="The agent course's tools.")
     tools = world_executor(world)
     tools.register("Search", search, "look up a person, place or fact in the course knowledge base")
     tools.register("Calculate", calculator, "evaluate arithmetic such as (2024 - 1955) * 365")
