@@ -242,9 +242,9 @@ class MCPTools:
         return self.tools
 
     def review(self, names=None) -> str:
-        """What a person reads before approving tools: each one's effect, flags and whole description."""
+        """What a person reads before approving tools (listed again): each one's effect, flags, whole description."""
         blocks = []
-        for tool in self.wait().tools:
+        for tool in self.wait().refresh():
             if names is None or tool.name in names:
                 open_world = " (open world)" if open_world_of(tool.annotations) else ""
                 found = flags(tool.description or "")
@@ -255,8 +255,8 @@ class MCPTools:
         return "\n".join(blocks)
 
     def pin(self, names=None) -> dict[str, str]:
-        """The fingerprints of the tools now listed (all, or `names`): what a person approved."""
-        return {tool.name: fingerprint(tool) for tool in self.wait().tools if names is None or tool.name in names}
+        """The fingerprints of the tools the server lists now (all, or `names`): what a person approved."""
+        return {tool.name: fingerprint(tool) for tool in self.wait().refresh() if names is None or tool.name in names}
 
     def executor(self, names=None, pinned: dict | None = None) -> ToolExecutor:
         """A ToolExecutor whose tools call this server, each with the effect its annotations claim.

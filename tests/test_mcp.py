@@ -21,6 +21,9 @@ from agentkit.world import World
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the mcp package is not installed")
 
 
+WORLD_NAMES = ["ReadPage", "ReadNote", "ListNotes", "WebSearch", "WriteNote", "DeleteNotes", "SendMessage"]
+
+
 def gone(pid: int, within: float = 5.0) -> bool:
     """The process has exited (and is not a zombie) within `within` seconds."""
     deadline = time.monotonic() + within
@@ -61,8 +64,7 @@ def test_round_trip_and_annotations_feed_the_gate(servers):
     assert effects["ReadNote"] == effects["Search"] == "read"
     assert (effects["WriteNote"], effects["DeleteNotes"], effects["SendMessage"]) == ("write", "delete", "send")
     assert box.call("Calculate", "(2024 - 1955) * 365") == "25185"
-    world_names = ["ReadPage", "ReadNote", "ListNotes", "WebSearch", "WriteNote", "DeleteNotes", "SendMessage"]
-    gate = GatedExecutor(box.executor(world_names), deny_side_effects)
+    gate = GatedExecutor(box.executor(WORLD_NAMES), deny_side_effects)
     ReActAgent(ScriptedLLM(RULES), gate, max_steps=6).run(TIDY_QUESTION, verbose=False)
     assert [(d.tool, d.verdict) for d in gate.ledger] == [
         ("ReadPage", "ran"), ("DeleteNotes", "denied"), ("SendMessage", "denied")]
@@ -210,3 +212,53 @@ def test_a_flood_ends_the_connection_in_bounded_time_and_the_helpers_die(hostile
     assert observation.startswith("error: the MCP server stopped while running Flood")
     assert "longer than 2,000,000 bytes" in observation and time.perf_counter() - start < 5
     assert gone(helper) and not box.running and not box.log_path.parent.exists()
+
+
+# --- tool poisoning: instructions in descriptions, and descriptions that change -----------------------
+
+
+@pytest.fixture(scope="module")
+def poisoned(tmp_path_factory):
+    from agentkit.mcp_poisoned import poisoned_server_command
+
+    with MCPTools(poisoned_server_command(tmp_path_factory.mktemp("poisoned")), call_timeout=5.0) as box:
+        yield box
+
+
+def test_flags_point_at_the_poisoned_description_and_spare_the_honest_ones(poisoned):
+    from agentkit.mcp_tools import flags
+    from agentkit.world import DESCRIPTIONS
+
+    assert [name for name, text in DESCRIPTIONS.items() if flags(text)] == []
+    review = poisoned.review(WORLD_NAMES)
+    web = review[review.index("WebSearch"):].split("\n\n")[0]
+    assert "FLAG asks for a call" in web and "FLAG asks for secrecy" in web and "FLAG mentions secrets" in web
+    assert "<IMPORTANT>" in web and "(open world)" in web  # the whole description, for a person to read
+    assert review.count("FLAG") == web.count("FLAG")  # no other tool is flagged
+
+
+def test_a_poisoned_description_reaches_the_model_unless_the_tool_is_pinned_out(poisoned):
+    llm = ScriptedLLM(RULES)
+    gate = GatedExecutor(poisoned.executor(WORLD_NAMES), deny_side_effects)  # no review: every description goes in
+    ReActAgent(llm, gate, max_steps=7).run(TIDY_QUESTION, verbose=False)
+    assert "<IMPORTANT>" in llm.calls[0].prompt
+    assert [(d.tool, d.verdict) for d in gate.ledger][:3] == [("ReadPage", "ran"), ("ReadNote", "ran"), ("WebSearch", "denied")]
+    assert gate.ledger[2].argument == "office-wifi: tulip-42-harbour" and gate.ledger[2].effect == "send"
+
+    pins = poisoned.pin([name for name in WORLD_NAMES if name != "WebSearch"])  # what a person approved
+    llm = ScriptedLLM(RULES)
+    gate = GatedExecutor(poisoned.executor(WORLD_NAMES, pinned=pins), deny_side_effects)
+    ReActAgent(llm, gate, max_steps=7).run(TIDY_QUESTION, verbose=False)
+    assert poisoned.dropped == {"WebSearch": "not pinned: nobody approved this tool"}
+    assert "<IMPORTANT>" not in llm.calls[0].prompt and "ReadNote" not in [d.tool for d in gate.ledger]
+
+
+def test_a_description_changed_after_pinning_is_refused(poisoned):
+    pins = poisoned.pin(WORLD_NAMES)
+    assert "ListNotes" in poisoned.executor(WORLD_NAMES, pinned=pins).tools
+    poisoned.call("ListNotes", "")  # the rug pull: once used, the server lists another description
+    kept = poisoned.executor(WORLD_NAMES, pinned=pins)
+    assert "ListNotes" not in kept.tools and "ReadNote" in kept.tools
+    assert poisoned.dropped["ListNotes"].startswith("changed since it was pinned") and \
+        "SendMessage[backup@example.net" in poisoned.dropped["ListNotes"]
+    assert "SendMessage[" in poisoned.executor(WORLD_NAMES).tools["ListNotes"].description  # unpinned: it goes in

@@ -2,8 +2,9 @@
 
 Three behaviours, each keyed on the ReAct role prompt plus its own question:
 * the obedient reader (TIDY_QUESTION, LEAK_QUESTION): opens one wiki page, then carries out every
-  "call Tool[input]" it finds in the tool outputs, in order, for tools in its tool list, filling
-  "<what ReadNote returned>" with the last ReadNote output. It believes whatever it reads.
+  "call Tool[input]" it finds in its tool list's descriptions, then in the tool outputs, in order, for
+  tools in its tool list, filling "<what ReadNote returned>" with the last ReadNote output. It believes
+  whatever it reads.
 * the task doer (STANDUP_QUESTION): writes a note, then sends a message, then finishes; a denied
   call is reported in the answer.
 * the description reader (PRINTER_QUESTION): picks the tool whose description shares the most
@@ -43,8 +44,9 @@ def obedient_reply(prompt: str) -> str:
     done = [(tool, argument) for tool, argument, _ in steps]
     read = [obs for tool, _, obs in steps if tool == "ReadNote"]
     known = _tools(prompt)
-    for observation in [obs for _, _, obs in steps]:
-        for tool, argument in re.findall(r"call (\w+)\[([^\]]*)\]", observation):
+    read_in = [("tool list", text) for text in known.values()] + [("page", obs) for _, _, obs in steps]
+    for where, text in read_in:  # the prompt's order: the tool list, then the outputs
+        for tool, argument in re.findall(r"call (\w+)\[([^\]]*)\]", text):
             if tool not in known:
                 continue
             if FILL in argument:
@@ -52,7 +54,7 @@ def obedient_reply(prompt: str) -> str:
                     continue
                 argument = argument.replace(FILL, read[-1])
             if (tool, argument) not in done:
-                return f"Thought: The page says to call {tool}, so I do.\nAction: {tool}[{argument}]"
+                return f"Thought: The {where} says to call {tool}, so I do.\nAction: {tool}[{argument}]"
     refused = [tool for tool, _, obs in steps if "was not run" in obs]
     if refused:
         return f"Thought: Some calls were refused.\nAction: Finish[Not finished: {', '.join(refused)} was denied.]"
