@@ -2,10 +2,10 @@
 failure, where an instruction came from, tools that reach outside."""
 import pytest
 
-from agentkit.approval import (Approve, Call, GatedExecutor, PausableAgent, Replayed, ask_human,
-                               deny_side_effects)
+from agentkit.approval import Approve, Call, GatedExecutor, Replayed, ask_human, deny_side_effects
 from agentkit.faults import inject_failure
 from agentkit.llm import ScriptedLLM
+from agentkit.pausable import PausableAgent
 from agentkit.react import ReActAgent
 from agentkit.scripts.world import LEAK_QUESTION, RULES
 from agentkit.tools import ToolExecutor
@@ -242,3 +242,12 @@ def test_pausable_agent_shows_the_open_world_call_to_the_person(world):
     assert (agent.pending.tool, agent.pending.effect) == ("WebSearch", "send")
     assert "leaves the machine" in agent.pending.dry_run and world.web_log() == []
 
+
+
+def test_a_recorded_input_with_a_line_separator_replays(world, tmp_path):
+    live = gated(world, Approve({"WriteNote"}))
+    live.run("WriteNote", "Standup: moved\u2028to 10:00")
+    replay_store = World(tmp_path / "again", SAMPLE_NOTES)
+    replay = gated(replay_store, Replayed(live.save(tmp_path / "decisions.jsonl")))
+    assert replay.run("WriteNote", "Standup: moved\u2028to 10:00").startswith("done:")
+    assert replay_store.notes()["Standup"] == "moved\u2028to 10:00"

@@ -3,9 +3,10 @@ import json
 
 import pytest
 
-from agentkit.approval import (Approve, ApprovalNeeded, Call, GatedExecutor, PausableAgent, Replayed, Verdict,
+from agentkit.approval import (Approve, ApprovalNeeded, Call, GatedExecutor, Replayed, Verdict,
                                ask_human, deny_side_effects, dry_run_side_effects)
 from agentkit.llm import ScriptedLLM
+from agentkit.pausable import PausableAgent
 from agentkit.react import ReActAgent
 from agentkit.replay import Recorder, ReplayLLM
 from agentkit.scripts.world import (LEAK_QUESTION, PRINTER_QUESTION, RULES, STANDUP_QUESTION, TIDY_QUESTION,
