@@ -28,5 +28,8 @@ def inject_failure(tools, tool_name: str, trigger: str, failures: int | None = 1
     """Replace a registered tool by a FlakyTool around it, keeping its effect and every other field; returns it."""
     tool = tools.tools[tool_name]
     flaky = FlakyTool(tool.func, trigger, failures)
-    tools.tools[tool.name] = replace(tool, func=flaky)  # not register(): its defaults would make a delete tool "read"
+    # Not register(): its defaults would make a delete tool "read". Like register(), it moves the tool to the
+    # end of the list, the order prompts show tools in (chapter 04's recorded prompts hold that order).
+    del tools.tools[tool.name]
+    tools.tools[tool.name] = replace(tool, func=flaky)
     return flaky
