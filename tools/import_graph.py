@@ -16,11 +16,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentkit"
 LAYERS = {
     "foundations": ["data", "text", "settings", "tokens", "parsing", "tools", "faults", "batch", "game24",
                     "lessons", "sandbox", "sandbox_supervisor", "wasm_module", "wasm_sandbox", "data.make_game24",
-                    "world", "mcp_server", "mcp_tools", "game24_human", "retrieval", "memory_store",
+                    "world", "mcp_server", "mcp_tools", "mcp_stdio", "mcp_poisoned", "game24_human", "retrieval", "memory_store",
                     "memory_data"],
     "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay", "minilm", "embeddings"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
-                  "context", "tasks", "evaluate", "lakeford", "approval", "memory", "otel"],
+                  "context", "tasks", "evaluate", "lakeford", "approval", "pausable", "memory", "otel"],
     "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "modes", "loopback", "sick",
                "channels", "runtime_suites", "paradigms",
                "widgets", "widgets.*", "bridge", "bridge.*", "__init__"],
