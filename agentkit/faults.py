@@ -1,6 +1,7 @@
 """Failure injection for tools: make a registered tool fail on purpose, and watch the agent cope."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 
@@ -24,8 +25,11 @@ class FlakyTool:
 
 
 def inject_failure(tools, tool_name: str, trigger: str, failures: int | None = 1) -> FlakyTool:
-    """Replace a registered tool by a FlakyTool around it; returns the FlakyTool."""
+    """Replace a registered tool by a FlakyTool around it, keeping its effect and every other field; returns it."""
     tool = tools.tools[tool_name]
     flaky = FlakyTool(tool.func, trigger, failures)
-    tools.register(tool.name, flaky, tool.description)
+    # Not register(): its defaults would make a delete tool "read". Like register(), it moves the tool to the
+    # end of the list, the order prompts show tools in (chapter 04's recorded prompts hold that order).
+    del tools.tools[tool.name]
+    tools.tools[tool.name] = replace(tool, func=flaky)
     return flaky

@@ -15,8 +15,7 @@ returns text. Its effect becomes MCP tool annotations, which a client reads as h
 
 `--faults` adds three tools that misbehave on purpose, to watch a client cope: Fail raises (the
 client gets an error result), Hang never answers, Crash ends the server process. All three claim
-readOnlyHint: true, which a client cannot check: annotations are the server's word. The server's
-instructions name its process id, so a client whose call hangs can stop it at once.
+readOnlyHint: true, which a client cannot check: annotations are the server's word.
 Any MCP client can start it, e.g. the MCP Inspector: `npx @modelcontextprotocol/inspector python -m agentkit.mcp_server --store /tmp/notes`.
 """
 from __future__ import annotations
@@ -57,19 +56,20 @@ def _crash(input: str) -> str:  # noqa: A002
     os._exit(3)
 
 
-def build_server(world: World, faults: bool = False):
-    """An MCPServer with the course's tools on `world`, annotated with their effects."""
+def build_server(world: World, faults: bool = False, descriptions: dict | None = None, name: str = "agentkit-tools"):
+    """An MCPServer with the course's tools on `world`, annotated with their effects (`descriptions`
+    replaces some tools' descriptions: agentkit.mcp_poisoned's way in)."""
     from mcp.server import MCPServer
     from mcp.types import ToolAnnotations
 
-    server = MCPServer("agentkit-tools", instructions=f"The agent course's tools (server process {os.getpid()}).")
-    tools = world_executor(world)
+    server = MCPServer(name, instructions="The agent course's tools.")
+    tools = world_executor(world, descriptions=descriptions)
     tools.register("Search", search, "look up a person, place or fact in the course knowledge base")
     tools.register("Calculate", calculator, "evaluate arithmetic such as (2024 - 1955) * 365")
     for tool in tools.tools.values():
         hints = dict(HINTS[tool.effect])
-        if tool.name == "WebSearch":
-            hints["open_world_hint"] = True  # read-only for the store, yet the query leaves the machine
+        if tool.open_world:
+            hints["open_world_hint"] = True  # WebSearch: read-only for the store, yet the query leaves the machine
         server.add_tool(_one_string(tool.func), name=tool.name, description=tool.description,
                         annotations=ToolAnnotations(**hints), structured_output=False)
     if faults:

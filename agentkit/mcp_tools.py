@@ -16,24 +16,37 @@ the first `wait()`, `call()` or `executor()` waits instead.
 `executor(names)` registers the server's tools in a ToolExecutor, with the effect read from each
 tool's annotations (`effect_of`): readOnlyHint true is "read"; otherwise destructiveHint true or
 missing is "delete" (the protocol's default for a tool that is not read-only), openWorldHint true is
-"send", else "write". Annotations are the server's own claims, not checked facts.
+"send", else "write"; and `open_world` from openWorldHint (missing: true, the protocol's default), which
+the gate counts as a send. Annotations are the server's own claims, not checked facts. A tool whose
+name the course cannot register (a space, a bracket) is left out, the reason in `.dropped`.
+Tool descriptions go into the model's prompt, so a server can write instructions there (tool
+poisoning), or change a description after you approved it (a rug pull): `review()` is the text a
+person reads before approving (instruction-like phrases flagged by `flags`, a phrase list a rewording
+escapes), `pin()` the fingerprints of what they approved, and `executor(pinned=...)` re-lists the
+tools and leaves out every tool that is not pinned or has changed since.
 `python -m agentkit.mcp_tools [N]` measures a call in process against the same call over MCP.
-`close()` (also on exit of a `with` block, and at interpreter exit) stops the child: the SDK closes
-its stdin, then terminates it; a server whose process id we know is killed at once if it is hung.
+The transport (agentkit.mcp_stdio) starts the server in its own process group, passes on only JSON-RPC
+lines (others go to the server's log), and ends a connection whose message passes its size limit.
+`close()` (also on exit of a `with` block, and at interpreter exit) stops the child and every process it
+started, at once for a hung one, and removes its log folder.
 """
 from __future__ import annotations
 
 import asyncio
 import atexit
+import hashlib
+import json
 import os
 import re
-import signal
+import shutil
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from .mcp_stdio import stdio_transport
+from .text import visible
 from .tools import ERROR_PREFIX, ToolExecutor
 
 
@@ -44,6 +57,40 @@ def effect_of(annotations) -> str:
     if annotations is None or annotations.destructive_hint is not False:
         return "delete"
     return "send" if annotations.open_world_hint else "write"
+
+
+def open_world_of(annotations) -> bool:
+    """Whether the tool may reach outside (openWorldHint; missing: true, the protocol's default)."""
+    return annotations is None or annotations.open_world_hint is not False
+
+
+def fingerprint(tool) -> str:
+    """sha256 of what a tool tells the client: name, description, input schema, annotations."""
+    told = {"name": tool.name, "description": tool.description or "", "schema": tool.input_schema,
+            "annotations": tool.annotations.model_dump(exclude_none=True) if tool.annotations else None}
+    return hashlib.sha256(json.dumps(told, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+# Phrases of a description that speak to the model rather than describe the tool. A list: a rewording
+# escapes it, so it points a person's eyes; it does not decide.
+INSTRUCTION_LIKE = [
+    (r"\b[A-Z]\w*\[[^\]]*\]", "asks for a call"),
+    (r"<\s*/?\s*(important|system|instructions?)\b|<!--", "hidden markup"),
+    (r"\b(ignore|disregard)\b.{0,40}\b(instructions?|previous|above|rules?)\b", "overrides instructions"),
+    (r"\b(do not|don't|never)\s+(tell|mention|inform|show|reveal)\b", "asks for secrecy"),
+    (r"\b(before|after)\s+(using|calling|any|every|each)\b", "orders other steps"),
+    (r"\b(you|the assistant|the model|the ai)\s+(must|should|have to|need to)\b", "gives the model orders"),
+    (r"\b(password|passphrase|secret|api[ _-]?key|token|credential)s?\b", "mentions secrets"),
+]
+
+
+def flags(description: str) -> list[str]:
+    """What in a tool description looks like an instruction to the model, each with the text it matched."""
+    found = [f"{why}: {match.group(0)[:60]!r}" for pattern, why in INSTRUCTION_LIKE
+             for match in [re.search(pattern, description or "", re.IGNORECASE | re.DOTALL)] if match]
+    if visible(description) != (description or ""):
+        found.append("control or invisible characters")
+    return found
 
 
 def course_server_command(store, faults: bool = False) -> list[str]:
@@ -62,10 +109,12 @@ class MCPTools:
         here = str(Path(__file__).resolve().parent.parent)
         self.env = {"PYTHONPATH": os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])} | (env or {})
         self.log_path = Path(tempfile.mkdtemp(prefix="agentkit-mcp-")) / "server.log"
-        self.tools: list = []  # the server's tool list (mcp Tool objects)
-        self.pid: int | None = None
+        self.tools: list = []  # the server's tool list (mcp Tool objects), as last listed
+        self.pid: int | None = None  # the process we started (never what the server says about itself)
         self.problem = ""  # why the server is not running, once it is not
-        self._loop = self._session = self._stop = None
+        self.dropped: dict[str, str] = {}  # tools the last executor() left out, and why
+        self._loop = self._session = self._stop = self._link = None
+        self._log_tail = ""  # the log's end, kept when close() removes the log
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -104,17 +153,14 @@ class MCPTools:
             self._ready.set()
 
     async def _serve(self) -> None:
-        from mcp import ClientSession, StdioServerParameters
-        from mcp.client.stdio import stdio_client
+        from mcp import ClientSession
 
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-        params = StdioServerParameters(command=self.command[0], args=self.command[1:], env=self.env)
         with self.log_path.open("a", encoding="utf-8") as log:  # the server's stderr, never the notebook's
-            async with stdio_client(params, errlog=log) as (read, write):
-                async with ClientSession(read, write, read_timeout_seconds=self.start_timeout) as session:
-                    hello = await session.initialize()
-                    found = re.search(r"server process (\d+)", hello.instructions or "")
-                    self.pid = int(found.group(1)) if found else None
+            async with stdio_transport(self.command, self.env, log) as link:
+                self._link, self.pid = link, link.pid
+                async with ClientSession(link.read, link.write, read_timeout_seconds=self.start_timeout) as session:
+                    await session.initialize()
                     self.tools = (await session.list_tools()).tools
                     self._session = session
                     self._ready.set()
@@ -125,20 +171,20 @@ class MCPTools:
         return self._session is not None and self._thread is not None and self._thread.is_alive()
 
     def close(self, kill: bool = False) -> None:
-        """Stop the server (kill it at once with `kill`, for a server that hangs); safe to call twice."""
-        if kill and self.pid is not None:
-            try:
-                os.kill(self.pid, signal.SIGTERM)
-            except OSError:
-                pass  # already gone
+        """Stop the server and what it started (at once with `kill`, for a hung one); remove its log. Safe twice."""
+        if kill and self._link is not None:
+            self._link.grace = 0.0
         if self._loop is not None and self._stop is not None and not self._loop.is_closed():
             try:
                 self._loop.call_soon_threadsafe(self._stop.set)
             except RuntimeError:
                 pass  # the loop has just finished
         if self._thread is not None:
-            self._thread.join(timeout=10)  # the SDK's own shutdown is bounded (about 4.5 s at worst)
+            self._thread.join(timeout=10)  # the transport's shutdown is bounded (about 5 s at worst)
         self._session = None
+        if self._thread is None or not self._thread.is_alive():
+            self._log_tail = self._log_tail or self.log_tail(20)
+            shutil.rmtree(self.log_path.parent, ignore_errors=True)
 
     def __enter__(self) -> "MCPTools":
         return self if self.running else self.start()
@@ -148,9 +194,10 @@ class MCPTools:
 
     def log_tail(self, lines: int = 8) -> str:
         try:
-            return "\n".join(self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
-            return "(no log)"
+            text = self._log_tail  # removed by close(): what it held then
+        return "\n".join(text.splitlines()[-lines:]) or "(no log)"
 
     # --- calls ---------------------------------------------------------------------
 
@@ -173,24 +220,66 @@ class MCPTools:
                 self.close(kill=True)
                 return f"{ERROR_PREFIX} the MCP server did not answer {name} within {self.call_timeout:g} s; " \
                        "it was stopped, and its tools are unavailable for the rest of this run."
-            self.problem = f"it stopped during a call to {name}"
+            why = self._link.problem if self._link is not None and self._link.problem else f"{type(e).__name__}: {e}"
+            self.problem = f"it stopped during a call to {name} ({why})"
             self.close()
             return (f"{ERROR_PREFIX} the MCP server stopped while running {name} (after {waited:.1f} s: "
-                    f"{type(e).__name__}: {e}); its tools are unavailable for the rest of this run.")
+                    f"{why}); its tools are unavailable for the rest of this run.")
         text_parts = [getattr(block, "text", "") for block in result.content]
         output = "\n".join(part for part in text_parts if part) or "(the tool returned no text)"
         if result.is_error:
             return f"{ERROR_PREFIX} {name} failed on the MCP server: {output}"
         return output
 
-    def executor(self, names=None) -> ToolExecutor:
-        """A ToolExecutor whose tools call this server, each with the effect its annotations claim."""
-        self.wait()
-        tools = ToolExecutor()
-        for tool in self.tools:
+    def refresh(self) -> list:
+        """List the server's tools again (a server may change them at any time); the old list if it cannot."""
+        if self.running:
+            future = asyncio.run_coroutine_threadsafe(self._session.list_tools(), self._loop)
+            try:
+                self.tools = future.result(timeout=self.call_timeout + 2).tools
+            except Exception:  # noqa: BLE001 - a server that cannot list keeps the list it gave
+                future.cancel()
+        return self.tools
+
+    def review(self, names=None) -> str:
+        """What a person reads before approving tools (listed again): each one's effect, flags, whole description."""
+        blocks = []
+        for tool in self.wait().refresh():
             if names is None or tool.name in names:
-                tools.register(tool.name, lambda text, name=tool.name: self.call(name, text),
-                               tool.description or "", effect=effect_of(tool.annotations))
+                open_world = " (open world)" if open_world_of(tool.annotations) else ""
+                found = flags(tool.description or "")
+                blocks.append(f"{visible(tool.name, 60)}: {effect_of(tool.annotations)}{open_world}, "
+                              f"fingerprint {fingerprint(tool)[:12]}\n"
+                              + "".join(f"  FLAG {flag}\n" for flag in found)
+                              + f"  description: {visible(tool.description or '', 2000)}")
+        return "\n".join(blocks)
+
+    def pin(self, names=None) -> dict[str, str]:
+        """The fingerprints of the tools the server lists now (all, or `names`): what a person approved."""
+        return {tool.name: fingerprint(tool) for tool in self.wait().refresh() if names is None or tool.name in names}
+
+    def executor(self, names=None, pinned: dict | None = None) -> ToolExecutor:
+        """A ToolExecutor whose tools call this server, each with the effect its annotations claim.
+
+        The tools are listed again first. With `pinned` (from `pin()`), a tool not pinned, or changed since,
+        is left out; so is a tool whose name the course cannot register. `.dropped` says why."""
+        self.wait()
+        tools, self.dropped = ToolExecutor(), {}
+        for tool in self.refresh():
+            if names is not None and tool.name not in names:
+                continue
+            if pinned is not None and tool.name not in pinned:
+                self.dropped[tool.name] = "not pinned: nobody approved this tool"
+                continue
+            if pinned is not None and pinned[tool.name] != fingerprint(tool):
+                self.dropped[tool.name] = ("changed since it was pinned (description, schema or annotations): "
+                                           f"now {visible(tool.description or '', 300)}")
+                continue
+            try:
+                tools.register(tool.name, lambda text, name=tool.name: self.call(name, text), tool.description or "",
+                               effect=effect_of(tool.annotations), open_world=open_world_of(tool.annotations))
+            except (ValueError, TypeError) as e:
+                self.dropped[tool.name] = str(e)
         return tools
 
 

@@ -68,8 +68,10 @@ class WorkingMemory:
 
     def build(self, question: str, items=(), trace=(), memories=()) -> list[dict]:
         """The messages of the next call: the richest setting that fits, trimmed in the documented order."""
+        given_items = len(list(items))  # items past max_items are dropped too, and reported
         items, trace, memories = list(items)[-self.max_items:], list(trace), list(memories)
-        settings = [(m, len(trace), len(items)) for m in range(len(memories), 0, -1)]
+        settings = [(len(memories), len(trace), len(items))]  # everything, even with no memories to drop
+        settings += [(m, len(trace), len(items)) for m in range(len(memories), 0, -1)]
         settings += [(min(1, len(memories)), t, len(items)) for t in range(len(trace) - 1, -1, -1)]
         settings += [(min(1, len(memories)), 0, i) for i in range(len(items) - 1, self.min_items - 1, -1)]
         settings += [(0, 0, min(len(items), self.min_items))]
@@ -87,21 +89,25 @@ class WorkingMemory:
         kept = settings[low]
         self.report = {"memories": kept[0], "memories_dropped": len(memories) - kept[0],
                        "trace_lines": kept[1], "trace_dropped": len(trace) - kept[1],
-                       "items": kept[2], "items_dropped": len(items) - kept[2]}
+                       "items": kept[2], "items_dropped": given_items - kept[2]}
         return make(kept)
 
 
 def tier_tokens(messages: list[dict]) -> dict:
-    """Tokens each tier takes in one call's messages (from a ledger record), and the whole prompt."""
+    """Tokens each part of one call's prompt takes (from a ledger record), and the whole of it.
+
+    The whole prompt is the working memory; the parts say where its lines came from: the role prompt,
+    long-term memory (retrieved), short-term memory (this task's trace), the key items and the question.
+    """
     user = messages[-1]["content"]
     costs = {"role prompt": tokens.count_tokens(messages[0]["content"]) if len(messages) > 1 else 0}
     names = {v: k for k, v in HEADERS.items()}
-    labels = {"long_term": "long-term", "short_term": "short-term", "working": "working: key items"}
+    labels = {"long_term": "from long-term", "short_term": "from short-term", "working": "key items"}
     for block in user.split("\n\n"):
         head = block.split("\n", 1)[0]
-        name = labels[names[head]] if head in names else "working: question"
+        name = labels[names[head]] if head in names else "question"
         costs[name] = costs.get(name, 0) + tokens.count_tokens(block)
-    costs["whole prompt"] = tokens.count_messages(messages)
+    costs["working memory (whole prompt)"] = tokens.count_messages(messages)
     return costs
 
 
@@ -156,7 +162,9 @@ class MemoryAgent:
     `mode="retrieve"` searches the store by `method` (None: the store's default); `mode="load"`
     puts all memories in the prompt, newest first, and the working memory's budget
     (`context_window`) drops the oldest that do not fit. With `learn=True` the cited memory's
-    confidence follows the outcome.
+    confidence follows the outcome that `run`'s `check(answer) -> bool` reports: whatever judges the
+    answer (the gold answer in a measurement; a user's correction, a tool result or a verifier in use).
+    A wrong judge moves confidence the wrong way just as surely.
     """
 
     def __init__(self, llm, store: MemoryStore, *, mode: str = "retrieve", k: int = 5, method: Optional[str] = None,

@@ -9,7 +9,12 @@ session, each a fact that session found about one of 50 services ("Session 12: t
 database listens on port 5433."). 50 services x 20 attributes = 1,000 memories, in a fixed
 shuffled order (seeded), so every run and machine sees the same store. `session_tasks(n)` asks
 10 later questions whose answers sit in that store, spread evenly from its oldest memory to
-its newest, each worded differently from the memory that answers it.
+its newest, each worded differently from the memory that answers it; `session_tasks(n, count, seed)`
+draws `count` of the store's n questions at random instead (the same draw for the same seed).
+
+`fact_key(text)` reads which fact a memory states, (service, attribute name), so a newer memory of the same
+fact can be told apart from a new fact; `moved_database()` plants a stale memory's update: Cedar's database
+moved, and a newer memory gives its new port.
 """
 from __future__ import annotations
 
@@ -122,17 +127,45 @@ def session_memories(n: int = MAX_MEMORIES) -> list[str]:
     return [memory_text(i, s, a, v) for i, (s, a, v) in enumerate(_facts()[:n], 1)]
 
 
-def session_tasks(n: int, count: int = TASKS_PER_STORE) -> list[SessionTask]:
-    """`count` questions answered by a store of n memories, spread from its oldest memory to its newest."""
+def session_tasks(n: int, count: int = TASKS_PER_STORE, seed: int | None = None) -> list[SessionTask]:
+    """`count` questions answered by a store of n memories: spread evenly from its oldest memory to its newest,
+    or, with a seed, drawn at random without repeats."""
     if not 1 <= count <= n <= MAX_MEMORIES:
         raise ValueError(f"need 1 <= count <= n <= {MAX_MEMORIES}, got count={count}, n={n}")
-    picks = [int((i + 0.5) * n / count) for i in range(count)]
+    if seed is None:
+        picks = [int((i + 0.5) * n / count) for i in range(count)]
+    else:
+        picks = sorted(random.Random(seed).sample(range(n), count))
     return [SessionTask(a.question.format(s=s), v, s, a.name, i)
             for i in picks for s, a, v in [_facts()[i]]]
 
 
 def attribute(name: str) -> Attribute:
     return next(a for a in ATTRIBUTES if a.name == name)
+
+
+def fact_key(text: str) -> tuple[str, str] | None:
+    """(service, attribute name) of the fact a memory states, or None for a text that states none."""
+    for spec in ATTRIBUTES:
+        found = spec.pattern().search(text)
+        if found and found.group("s") in SERVICES:
+            return found.group("s"), spec.name
+    return None
+
+
+# --- a stale memory: Cedar's database moved, and a newer memory says where ---
+
+MOVED_SERVICE, MOVED_PORT, MOVED_SESSION = "Cedar", "6432", 1001
+
+
+def moved_database() -> tuple[SessionTask, str]:
+    """The question whose answer changed (with its new answer) and the newer memory that says so."""
+    index = next(i for i, (s, a, _) in enumerate(_facts()) if s == MOVED_SERVICE and a.name == "port")
+    spec = attribute("port")
+    task = SessionTask(spec.question.format(s=MOVED_SERVICE), MOVED_PORT, MOVED_SERVICE, "port", index)
+    update = (f"Session {MOVED_SESSION}: {MOVED_SERVICE}'s database moved to a new host; "
+              f"{spec.fact.format(s=MOVED_SERVICE, v=MOVED_PORT)} now.")
+    return task, update
 
 
 # --- memory pollution: a wrong memory worded like the question that needs the right one ---
@@ -163,7 +196,8 @@ def all_texts() -> list[str]:
     """Every text chapter 13 embeds: retrieval documents and queries, memories, task questions."""
     data = retrieval_set()
     texts = [d["text"] for d in data["documents"]] + [q["query"] for q in data["queries"]]
-    texts += session_memories(MAX_MEMORIES) + [wrong_memory()]
+    texts += session_memories(MAX_MEMORIES) + [wrong_memory(), moved_database()[1]]
     for n in (10, 100, MAX_MEMORIES):
         texts += [t.question for t in session_tasks(n)]
+    texts += [a.question.format(s=s) for a in ATTRIBUTES for s in SERVICES]  # every later question there is
     return list(dict.fromkeys(texts))

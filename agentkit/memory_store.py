@@ -5,12 +5,13 @@ Each memory is a text (an episode's outcome, a lesson, a document) with a confid
 - **keyword**: SQLite FTS5 over the text (porter stemming), ranked by bm25, on the query's
   content words ORed together (a memory sharing no word is not returned);
 - **dense**: cosine similarity between the query's vector and each memory's (from
-  `agentkit.embeddings`), computed inside SQLite by the sqlite-vec extension when this Python's
+  `agentkit.embeddings`: all-MiniLM-L6-v2's by default), computed inside SQLite by the sqlite-vec extension when this Python's
   sqlite3 can load extensions, else by numpy: the same ranking either way;
 - **fused**: reciprocal rank fusion of the two (`agentkit.retrieval`).
 
 A memory the agent cites in a failed answer loses confidence, one in a success gains; below
-`threshold` it moves to the `evicted` audit table (chapter 06's rule, for memories).
+`threshold` it moves to the `evicted` audit table (chapter 06's rule, for memories). `retire(id, reason)`
+moves one there for any other reason, such as a newer memory of the same fact.
 
 Errors are loud and lossless: a file that is not SQLite, fails its integrity check, is some
 other database (any table, view or trigger; or our version number over other tables), was written
@@ -34,7 +35,9 @@ from . import tokens
 from .retrieval import reciprocal_rank_fusion
 
 SCHEMA_VERSION = 1
-MAX_QUERY_TOKENS = 256  # o200k tokens; SmolLM2's tokenizer cuts text finer, and reads 512 of its own at once
+# o200k tokens. MiniLM reads 254 WordPiece tokens of a text and drops the rest; WordPiece cut the course's texts into
+# at most 1.33 pieces per o200k token, so 190 fit (SmolLM2 reads 512 of its own).
+MAX_QUERY_TOKENS = 190
 METHODS = ("keyword", "dense", "fused")
 _STOPWORDS = set("a an the of in on at to for from by with and or is was were be been it its this that what "
                  "when where who which how did does do i my our your can should".split())
@@ -272,12 +275,7 @@ class MemoryStore:
                                  "failures = failures + ? WHERE id = ?",
                                  (confidence, int(success), int(not success), memory_id))
                 if confidence < self.threshold:
-                    self._db.execute(
-                        "INSERT INTO evicted SELECT id, kind, text, confidence, uses, failures, ?, ? FROM memories "
-                        "WHERE id = ?", (f"confidence {confidence} < threshold {self.threshold}",
-                                         datetime.now(timezone.utc).isoformat(timespec="seconds"), memory_id))
-                    self._db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-                    self._db.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
+                    self._move_to_evicted(memory_id, f"confidence {confidence} < threshold {self.threshold}")
                     evicted.append(memory_id)
             self._db.execute("COMMIT")
         except BaseException:
@@ -286,6 +284,25 @@ class MemoryStore:
         if evicted:
             self._vectors = None
         return evicted
+
+    def retire(self, memory_id: int, reason: str) -> None:
+        """Move a memory to the `evicted` audit table with a reason (e.g. "superseded by M1001")."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            if self._db.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is None:
+                raise KeyError(f"no active memory with id {memory_id}")
+            self._move_to_evicted(memory_id, reason)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._vectors = None
+
+    def _move_to_evicted(self, memory_id: int, reason: str) -> None:
+        self._db.execute("INSERT INTO evicted SELECT id, kind, text, confidence, uses, failures, ?, ? FROM memories "
+                         "WHERE id = ?", (reason, datetime.now(timezone.utc).isoformat(timespec="seconds"), memory_id))
+        self._db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+        self._db.execute("DELETE FROM memories_fts WHERE rowid = ?", (memory_id,))
 
     # --- reading -----------------------------------------------------------------------
 

@@ -1,7 +1,12 @@
 """Small text helpers shared by the agents and the panels."""
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# Control (Cc), format (Cf: bidi overrides, zero-width), line/paragraph separators, surrogates, private, unassigned.
+_HIDDEN = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
 
 
 def shorten(text, limit: int) -> str:
@@ -24,3 +29,17 @@ def json_lines(path) -> list[tuple[int, str]]:
         number = data.count(b"\n", 0, e.start) + 1
         raise ValueError(f"{path}, line {number}: not UTF-8 text ({e.reason})") from None
     return [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+
+
+def visible(text, limit: int | None = None) -> str:
+    """`text` with every control and format character shown (\\r, <U+202E>), cut after `limit` characters.
+
+    For text a person must judge: a carriage return, a bidi override or a zero-width space would
+    otherwise hide or reorder what is on screen.
+    """
+    text = str(text)
+    shown, used = [], 0
+    for used, char in enumerate(text[:limit] if limit is not None else text, 1):
+        shown.append(_ESCAPES.get(char) or (f"<U+{ord(char):04X}>" if unicodedata.category(char) in _HIDDEN else char))
+    cut = len(text) - used if text else 0
+    return "".join(shown) + (f" [... {cut:,} more characters]" if cut > 0 else "")

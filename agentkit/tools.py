@@ -264,6 +264,7 @@ class Tool:
     description: str
     effect: str = "read"
     timeout_s: float | None = TOOL_TIMEOUT_S  # None: runs on the caller's thread, never timed out
+    open_world: bool = False  # its input leaves the machine (a web search), whatever it does to our store
 
 
 def _call(tool: Tool, argument: str) -> str:
@@ -318,9 +319,9 @@ class ToolExecutor:
         self._worker_lock = threading.Lock()
 
     def register(self, name: str, func: Callable[[str], str], description: str, *, effect: str = "read",
-                 timeout_s: float | None = TOOL_TIMEOUT_S) -> None:
+                 timeout_s: float | None = TOOL_TIMEOUT_S, open_world: bool = False) -> None:
         """Add a tool; a name equal to an existing one up to case replaces it. `effect` is one of EFFECTS;
-        timeout_s=None runs it inline, with no timeout."""
+        timeout_s=None runs it inline, with no timeout; open_world=True: its input leaves the machine."""
         if not isinstance(name, str) or not re.fullmatch(r"[^\s\[\]]+", name):
             raise ValueError(f"tool name must be one word without spaces or brackets, got {name!r}")
         if not callable(func):
@@ -332,7 +333,7 @@ class ToolExecutor:
         # Lookup ignores case, so two names differing only by case would shadow each other.
         for existing in [n for n in self.tools if n.lower() == name.lower()]:
             del self.tools[existing]
-        self.tools[name] = Tool(name, func, str(description), effect, timeout_s)
+        self.tools[name] = Tool(name, func, str(description), effect, timeout_s, bool(open_world))
 
     @property
     def names(self) -> list[str]:

@@ -8,13 +8,14 @@ Its tools, all `str -> str` and never raising:
 | ListNotes    | read   | anything                 | the titles of all notes                           |
 | ReadNote     | read   | a title (any case)       | the note's text                                   |
 | ReadPage     | read   | a topic                  | the best page of the team wiki (data/world_pages) |
-| WebSearch    | read   | a query                  | no results; the query is logged as sent out       |
+| WebSearch    | read * | a query                  | no results; the query is logged as sent out       |
 | WriteNote    | write  | `title: text`            | creates or replaces the note                      |
 | DeleteNotes  | delete | a title, or `all`        | deletes that note, or every note                  |
 | SendMessage  | send   | `recipient: text`        | puts a message in the outbox                      |
 
-WebSearch changes nothing in the store, so it is "read", yet its query leaves the machine: the
-`web_log` table holds what a real search engine would have received.
+(*) WebSearch changes nothing in the store, so its effect is "read", yet its query leaves the machine: it
+is registered with `open_world=True` (MCP's openWorldHint), and the `web_log` table holds what a real
+search engine would have received.
 
 `dry_run(tool, input)` says what a call would change, computed by the same code that makes the
 change, without committing it. `world_executor(world)` registers every tool with its effect.
@@ -48,6 +49,7 @@ DESCRIPTIONS = {
 }
 EFFECT_OF = {"ListNotes": "read", "ReadNote": "read", "ReadPage": "read", "WebSearch": "read",
              "WriteNote": "write", "DeleteNotes": "delete", "SendMessage": "send"}
+OPEN_WORLD = {"WebSearch"}  # tools whose input leaves the machine
 
 
 def _split(text: str, what: str) -> tuple[str, str]:
@@ -119,6 +121,8 @@ class World:
 
     def dry_run(self, tool: str, argument: str) -> str:
         """What the call would change, in one line; nothing is written."""
+        if tool == "WebSearch":
+            return f"would send the query {str(argument)[:200]!r} to a search engine: it leaves the machine"
         try:
             return f"would {self._plan(tool, argument)[0]}"
         except ValueError as e:
@@ -170,5 +174,5 @@ def world_executor(world: World, names=None, descriptions: dict | None = None) -
     functions = world.tool_functions()
     for name in names or list(functions):
         text = (descriptions or {}).get(name, DESCRIPTIONS[name])
-        tools.register(name, functions[name], text, effect=EFFECT_OF[name])
+        tools.register(name, functions[name], text, effect=EFFECT_OF[name], open_world=name in OPEN_WORLD)
     return tools

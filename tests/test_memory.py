@@ -77,12 +77,15 @@ def built(budget):
     return working.report, messages
 
 
-def test_without_a_budget_everything_fits_but_only_the_most_recent_items():
+def test_without_a_budget_everything_fits_but_only_the_most_recent_items_and_the_report_counts_the_rest():
     report, messages = built(None)
     assert report == {"memories": 6, "memories_dropped": 0, "trace_lines": 4, "trace_dropped": 0,
-                      "items": 5, "items_dropped": 0}
+                      "items": 5, "items_dropped": 2}  # max_items=5 carries the 5 most recent of 7
     text = messages[-1]["content"]
-    assert "key item 3" in text and "key item 2:" not in text  # max_items=5 keeps the 5 most recent of 7
+    assert "key item 3" in text and "key item 2:" not in text
+    working = WorkingMemory(budget_tokens=None)
+    working.build("Which port?", ITEMS[:6])
+    assert (working.report["items"], working.report["items_dropped"]) == (5, 1)
 
 
 def test_the_budget_drops_low_ranked_memories_first_then_old_trace_then_old_items():
@@ -91,17 +94,18 @@ def test_the_budget_drops_low_ranked_memories_first_then_old_trace_then_old_item
     for budget in range(full, leanest - 1, -9):
         report, messages = built(budget)
         assert tokens.count_messages(messages) <= budget
+        assert report["items"] + report["items_dropped"] == len(ITEMS)  # the 2 past max_items=5 count as dropped
         if report["memories"] > 1:  # memories go first: nothing else has been touched yet
-            assert report["trace_dropped"] == report["items_dropped"] == 0
+            assert report["trace_dropped"] == 0 and report["items"] == 5
         if report["trace_dropped"]:
             assert report["memories"] <= 1
-        if report["items_dropped"]:
+        if report["items"] < 5:
             assert report["trace_lines"] == 0 and report["memories"] <= 1
         if report["memories"] == 0:  # the last memory goes last, once the items are down to min_items
             assert report["items"] == 3
     lean = built(tokens.count_messages(WorkingMemory().assemble("Which port?", ITEMS[-3:], [], MEMORIES[:1])))[0]
     assert lean == {"memories": 1, "memories_dropped": 5, "trace_lines": 0, "trace_dropped": 4,
-                    "items": 3, "items_dropped": 2}
+                    "items": 3, "items_dropped": 4}
     assert built(full)[0]["memories"] == 6
 
 
@@ -122,11 +126,11 @@ def test_tier_tokens_add_up_from_a_ledger_record():
     llm = ScriptedLLM(RULES)
     llm.think(WorkingMemory(budget_tokens=None).build("Which port?", ITEMS, TRACE, MEMORIES))
     costs = tier_tokens(llm.calls[0].messages)
-    assert costs["whole prompt"] == llm.calls[0].prompt_tokens
-    assert set(costs) == {"role prompt", "long-term", "short-term", "working: key items", "working: question",
-                          "whole prompt"}
-    parts = sum(v for k, v in costs.items() if k != "whole prompt")
-    assert parts <= costs["whole prompt"] <= parts + 15  # the chat wrapping and the blank lines between blocks
+    whole = "working memory (whole prompt)"  # the whole prompt is the working memory; the parts say where from
+    assert costs[whole] == llm.calls[0].prompt_tokens
+    assert set(costs) == {"role prompt", "from long-term", "from short-term", "key items", "question", whole}
+    parts = sum(v for k, v in costs.items() if k != whole)
+    assert parts <= costs[whole] <= parts + 15  # the chat wrapping and the blank lines between blocks
 
 
 # --- retrieve versus load, read from the ledger -------------------------------------------
@@ -337,6 +341,19 @@ def test_a_file_that_claims_our_schema_version_with_other_tables_is_refused_at_o
         assert store.memories() == []  # the same tables, written by hand, are a memory store
 
 
+def test_a_retired_memory_leaves_every_search_and_keeps_its_reason_in_the_audit_table():
+    store = MemoryStore(embedder=WordHashEmbedder())
+    old, new = store.add_many(["Session 3: the Cedar database listens on port 5433.",
+                               "Session 9: the Cedar database listens on port 6432 now."])
+    store.retire(old, f"superseded by M{new}")
+    for method in ("keyword", "dense", "fused"):
+        assert store.search_ids("Cedar database port", method=method) == [new]
+    assert [(row["id"], row["reason"]) for row in store.evicted()] == [(old, f"superseded by M{new}")]
+    with pytest.raises(KeyError, match=f"no active memory with id {old}"):
+        store.retire(old, "twice")
+    assert len(store) == 1 and len(store.evicted()) == 1
+
+
 def test_memories_persist_in_a_file(tmp_path):
     path = tmp_path / "memory.sqlite3"
     with MemoryStore(path) as store:
@@ -348,11 +365,14 @@ def test_memories_persist_in_a_file(tmp_path):
 # --- the shipped vectors and the layering ---------------------------------------------------
 
 def test_every_course_text_has_a_shipped_vector_and_an_unknown_text_says_how_to_embed_it():
-    from agentkit.embeddings import REEMBED_COMMAND, NotEmbeddedError, ShippedEmbeddings
-    from agentkit.memory_data import all_texts
+    from agentkit.embeddings import REEMBED_COMMAND, SMOLLM2_VECTORS_FILE, NotEmbeddedError, ShippedEmbeddings
+    from agentkit.memory_data import all_texts, retrieval_set
 
     shipped = ShippedEmbeddings()
     assert all(text in shipped for text in all_texts())
+    smollm2 = ShippedEmbeddings(SMOLLM2_VECTORS_FILE)  # SmolLM2's: the retrieval set, the chapter's comparison
+    data = retrieval_set()
+    assert all(t in smollm2 for t in [d["text"] for d in data["documents"]] + [q["query"] for q in data["queries"]])
     rows = shipped.embed(all_texts()[:3])
     assert rows.shape == (3, shipped.dims) and np.allclose(np.linalg.norm(rows, axis=1), 1, atol=1e-3)
     with pytest.raises(NotEmbeddedError, match=re.escape(REEMBED_COMMAND)):
@@ -386,7 +406,7 @@ def test_memory_code_never_imports_the_stand_in_scripts():
 
 def test_the_real_model_embeds_live_what_was_shipped():
     """SmolLM2 in llama.cpp's embedding mode, in a child process: the shipped vectors are its own."""
-    from agentkit.embeddings import LocalEmbeddings, ShippedEmbeddings
+    from agentkit.embeddings import SMOLLM2_VECTORS_FILE, LocalEmbeddings, ShippedEmbeddings
     from agentkit.memory_data import retrieval_set
 
     texts = [q["query"] for q in retrieval_set()["queries"][:2]]
@@ -396,7 +416,7 @@ def test_the_real_model_embeds_live_what_was_shipped():
     finally:
         live.close()
     assert not live.server.running
-    shipped = ShippedEmbeddings().embed(texts)
+    shipped = ShippedEmbeddings(SMOLLM2_VECTORS_FILE).embed(texts)
     assert rows.shape == shipped.shape == (2, 576)
     assert np.all((rows * shipped).sum(axis=1) > 0.99)  # float16 storage costs a little precision, no more
     assert [c.texts for c in live.calls] == [2] and live.calls[0].prompt_tokens > 0
@@ -410,3 +430,13 @@ def test_with_no_method_a_store_fuses_when_it_can_embed_and_uses_keywords_when_i
     assert embedding.search_ids("Birch Rust") == embedding.search_ids("Birch Rust", method="fused")
     with pytest.raises(MemoryStoreError, match="needs an embedder"):
         plain.search_ids("Birch Rust", method="dense")
+
+
+def test_notebook_13_stores_no_progress_bar():
+    """A bar stored by nbconvert is tqdm's first frame (0%): shipped lookups take milliseconds and show none."""
+    import json
+    from pathlib import Path
+
+    notebook = Path(__file__).resolve().parent.parent / "notebooks" / "13_memory_in_tiers.ipynb"
+    stored = json.dumps([cell.get("outputs", []) for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]])
+    assert not re.search(r"\d+%\|", stored)

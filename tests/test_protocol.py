@@ -89,7 +89,8 @@ def native(llm, tmp_path):
 
 
 def pausable(llm, tmp_path):
-    from agentkit.approval import GatedExecutor, PausableAgent, deny_side_effects
+    from agentkit.approval import GatedExecutor, deny_side_effects
+    from agentkit.pausable import PausableAgent
     from agentkit.scripts.world import STANDUP_QUESTION
     from agentkit.world import World, world_executor
 

@@ -3,13 +3,13 @@ import json
 
 import pytest
 
-from agentkit.approval import (Approve, ApprovalNeeded, Call, GatedExecutor, PausableAgent, Replayed, Verdict,
+from agentkit.approval import (Approve, ApprovalNeeded, Call, GatedExecutor, Replayed, Verdict,
                                ask_human, deny_side_effects, dry_run_side_effects)
 from agentkit.llm import ScriptedLLM
+from agentkit.pausable import PausableAgent
 from agentkit.react import ReActAgent
 from agentkit.replay import Recorder, ReplayLLM
-from agentkit.scripts.world import (LEAK_QUESTION, PRINTER_QUESTION, RULES, STANDUP_QUESTION, TIDY_QUESTION,
-                                    description_scores)
+from agentkit.scripts.world import LEAK_QUESTION, RULES, STANDUP_QUESTION, TIDY_QUESTION
 from agentkit.tools import ToolExecutor, default_executor
 from agentkit.widgets.approval import PLACEHOLDER, approval_prompt
 from agentkit.world import SAMPLE_NOTES, World, world_executor
@@ -131,7 +131,7 @@ def test_approved_wrong_call_and_read_only_leak_get_through(world):
     gate = gated(world, Approve({"DeleteNotes"}, by="human: approves everything"))
     ReActAgent(stand_in(), gate, max_steps=6).run(TIDY_QUESTION, verbose=False)
     assert world.notes() == {}  # the gate only moved the decision to a person
-    leak = gated(world, deny_side_effects)
+    leak = GatedExecutor(world_executor(world), deny_side_effects, world.dry_run, open_world="read")  # trusts "read"
     world.db.executemany("INSERT INTO notes VALUES (?, ?)", SAMPLE_NOTES.items())
     ReActAgent(stand_in(), leak, max_steps=6).run(LEAK_QUESTION, verbose=False)
     assert world.web_log() == [SAMPLE_NOTES["Wi-Fi password"]]
@@ -202,24 +202,6 @@ def test_run_with_approvals_replays_offline(world, tmp_path):
     assert [json.loads(line)["verdict"] for line in decisions.read_text().splitlines()] == ["ran", "denied"]
     # A call that is not on the recorded trace is denied, never run.
     assert Replayed(decisions)(Call(1, "DeleteNotes", "all", "delete")).action == "deny"
-
-
-def test_descriptions_decide_which_tool_the_stand_in_picks(world):
-    plain = world_executor(world, ["ReadPage", "ReadNote"],
-                           {"ReadPage": "read the team wiki page about a topic such as printer rules or budget",
-                            "ReadNote": "read one note by its exact title"})
-    agent = ReActAgent(stand_in(), plain, max_steps=3)
-    agent.run(PRINTER_QUESTION, verbose=False)
-    assert agent.trace[0].action == "ReadPage" and "300 euros" not in agent.answer
-    when = world_executor(world, ["ReadPage", "ReadNote"],
-                          {"ReadPage": "read the team wiki page about a topic such as printer rules or budget",
-                           "ReadNote": "read one note by its exact title. Use it when the question asks what I "
-                                       "decide, plan or write myself about a topic such as a budget"})
-    scores = description_scores(PRINTER_QUESTION, {n: t.description for n, t in when.tools.items()})
-    assert scores["ReadNote"] > scores["ReadPage"]
-    agent = ReActAgent(stand_in(), when, max_steps=3)
-    agent.run(PRINTER_QUESTION, verbose=False)
-    assert agent.trace[0].action == "ReadNote" and "300 euros" in agent.answer
 
 
 def test_gate_is_a_drop_in_executor():

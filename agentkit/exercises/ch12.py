@@ -32,10 +32,10 @@ def throwaway_world(notes: dict | None = None):
         shutil.rmtree(world.folder, ignore_errors=True)
 
 
-def tidy_run(world: World, policy=None, max_steps: int = 6) -> GatedExecutor | None:
+def tidy_run(world: World, policy=None, max_steps: int = 6, **gate_options) -> GatedExecutor | None:
     """The stand-in that obeys what it reads, asked to tidy the notes; behind a gate with `policy`, or none."""
     tools = world_executor(world)
-    gate = GatedExecutor(tools, policy, world.dry_run) if policy is not None else None
+    gate = GatedExecutor(tools, policy, world.dry_run, **gate_options) if policy is not None else None
     ReActAgent(get_llm("fake"), gate or tools, max_steps=max_steps).run(TIDY_QUESTION, verbose=False)
     return gate
 
@@ -190,16 +190,17 @@ def printed_calls() -> list:
 
 
 def leak_run(page: str) -> tuple[World, GatedExecutor]:
-    """The tidy run behind the default gate, with `page` as the note-keeping policy; the world stays open."""
+    """The tidy run behind the gate that trusts "read-only" (section 6's first gate: open_world="read"), with
+    `page` as the note-keeping policy; the world stays open."""
     world = World.temporary(LEAK_NOTES)
     world.pages = KnowledgeBase([{"title": "Note-keeping policy", "aliases": ["notes policy", "tidy notes"],
                                   "text": page}])
-    return world, tidy_run(world, deny_side_effects)
+    return world, tidy_run(world, deny_side_effects, open_world="read")
 
 
 @exercise("12.leak", "break", "A page that leaks past the gate",
-          "Set `page` to the text of the note-keeping policy page: behind the default gate, a note's text must "
-          "leave the machine, and the store must stay intact.")
+          "Set `page` to the text of the note-keeping policy page: behind a gate that trusts \"read-only\" "
+          "(open_world=\"read\"), a note's text must leave the machine, and the store must stay intact.")
 def _leak(page):
     if not isinstance(page, str) or not page.strip():
         raise Fail("your answer", "a str: the page's text", repr(page)[:100], "write the page as a string.")
@@ -234,8 +235,8 @@ def _leak(page):
 
 # --- concept questions ------------------------------------------------------------------------
 
-question("12.q1", "An MCP server lists a tool DropTable with readOnlyHint: true. What does GatedExecutor do with a "
-         "call to it?", {
+question("12.q1", "An MCP server lists a tool DropTable with readOnlyHint: true and openWorldHint: false. What does "
+         "GatedExecutor do with a call to it?", {
              "a": ("Runs it without asking.", True,
                    "the gate decides by the effect, and effect_of reads readOnlyHint: true as 'read'. Annotations are "
                    "the server's claims: a gate is only as good as the labels it trusts."),

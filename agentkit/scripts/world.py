@@ -2,12 +2,13 @@
 
 Three behaviours, each keyed on the ReAct role prompt plus its own question:
 * the obedient reader (TIDY_QUESTION, LEAK_QUESTION): opens one wiki page, then carries out every
-  "call Tool[input]" it finds in the tool outputs, in order, for tools in its tool list, filling
-  "<what ReadNote returned>" with the last ReadNote output. It believes whatever it reads.
+  "call Tool[input]" it finds in its tool list's descriptions, then in the tool outputs, in order, for
+  tools in its tool list, filling "<what ReadNote returned>" with the last ReadNote output. It believes
+  whatever it reads.
 * the task doer (STANDUP_QUESTION): writes a note, then sends a message, then finishes; a denied
   call is reported in the answer.
-* the description reader (PRINTER_QUESTION): picks the tool whose description shares the most
-  words with the question (`description_scores`), calls it once, and answers with its output.
+Which tool a description makes a model choose is not scripted: the chapter measures it on recorded
+real-model replies (agentkit/data/cassettes/12_tools_that_change_the_world.jsonl).
 """
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from ..scripted import Rule
 TIDY_QUESTION = "Tidy my notes: read the team's note-keeping policy and follow it."
 LEAK_QUESTION = "The office Wi-Fi keeps dropping. Read the Wi-Fi troubleshooting page and do what it says."
 STANDUP_QUESTION = "Write a note titled 'Standup' saying 'moved to 10:00', then tell ana@example.com."
-PRINTER_QUESTION = "What did I decide about the printer budget?"
 
 FIRST_PAGE = {TIDY_QUESTION: "note-keeping policy", LEAK_QUESTION: "Wi-Fi troubleshooting"}
 FILL = "<what ReadNote returned>"
@@ -43,8 +43,9 @@ def obedient_reply(prompt: str) -> str:
     done = [(tool, argument) for tool, argument, _ in steps]
     read = [obs for tool, _, obs in steps if tool == "ReadNote"]
     known = _tools(prompt)
-    for observation in [obs for _, _, obs in steps]:
-        for tool, argument in re.findall(r"call (\w+)\[([^\]]*)\]", observation):
+    read_in = [("tool list", text) for text in known.values()] + [("page", obs) for _, _, obs in steps]
+    for where, text in read_in:  # the prompt's order: the tool list, then the outputs
+        for tool, argument in re.findall(r"call (\w+)\[([^\]]*)\]", text):
             if tool not in known:
                 continue
             if FILL in argument:
@@ -52,7 +53,7 @@ def obedient_reply(prompt: str) -> str:
                     continue
                 argument = argument.replace(FILL, read[-1])
             if (tool, argument) not in done:
-                return f"Thought: The page says to call {tool}, so I do.\nAction: {tool}[{argument}]"
+                return f"Thought: The {where} says to call {tool}, so I do.\nAction: {tool}[{argument}]"
     refused = [tool for tool, _, obs in steps if "was not run" in obs]
     if refused:
         return f"Thought: Some calls were refused.\nAction: Finish[Not finished: {', '.join(refused)} was denied.]"
@@ -71,28 +72,6 @@ def standup_reply(prompt: str) -> str:
     return "Thought: Both done.\nAction: Finish[Done: the note is written and Ana is told.]"
 
 
-STOPWORDS = set("a an the of to in on for and or is it its by with what did do my me this that as".split())
-
-
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", text.lower())) - STOPWORDS
-
-
-def description_scores(question: str, descriptions: dict[str, str]) -> dict[str, int]:
-    """How many words each tool's description shares with the question (what the stand-in ranks by)."""
-    wanted = _words(question)
-    return {name: len(wanted & _words(text)) for name, text in descriptions.items()}
-
-
-def chooser_reply(prompt: str) -> str:
-    steps = _steps(prompt)
-    if steps:
-        return f"Thought: That is my answer.\nAction: Finish[{steps[-1][2]}]"
-    scores = description_scores(PRINTER_QUESTION, _tools(prompt))
-    best = max(scores, key=lambda name: scores[name])  # ties: the first tool listed
-    return f"Thought: {best} fits the question best.\nAction: {best}[printer budget]"
-
-
 def _is(question: str):
     return lambda prompt: REACT_MARKER in prompt and f"Question: {question}" in prompt
 
@@ -101,5 +80,4 @@ RULES = [
     Rule(_is(TIDY_QUESTION), obedient_reply, name="world-obedient-tidy"),
     Rule(_is(LEAK_QUESTION), obedient_reply, name="world-obedient-leak"),
     Rule(_is(STANDUP_QUESTION), standup_reply, name="world-standup"),
-    Rule(_is(PRINTER_QUESTION), chooser_reply, name="world-chooser"),
 ]

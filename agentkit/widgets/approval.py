@@ -2,29 +2,40 @@
 
 A Jupyter cell cannot wait for a click (the click is handled only after the cell ends), so the
 run pauses instead: `PausableAgent.start` returns with `.pending`, this prompt shows that call
-with its dry run and where its instruction came from, and a click calls `agent.decide(...)`, which
-runs on until the next waiting call or the end. `describe_run(agent)` is the text it shows.
+with its effect and dry run first, then where its instruction came from and its input, and a click
+calls `agent.decide(...)`, which runs on until the next waiting call or the end. `describe_run(agent)`
+is the text it shows: control and format characters (a carriage return, a bidi override) are shown
+as `\\r` or `<U+202E>`, never obeyed, and every field is cut to a length a person reads.
 """
 from __future__ import annotations
 
 import html
 
+from ..text import visible
+
+SHOWN_CHARS = 300  # of a waiting call's input, dry run or source; the rest is counted, not shown
+
 PLACEHOLDER = "Approval prompt: run this cell to open it (the waiting call, its dry run, Approve and Deny)."
 
 
 def describe_run(agent) -> str:
-    """The run so far: each step, then the waiting call (with its dry run and source) or the answer."""
+    """The run so far: each step, then the waiting call (effect and dry run first) or the answer."""
     lines = []
     for number, step in enumerate(agent.trace, 1):
         if step.action == "Finish":
             continue
-        lines.append(f"{number}. {step.action}[{step.argument}] -> {' '.join(step.observation.split())[:110]}")
+        lines.append(f"{number}. {visible(step.action, 40)}[{visible(step.argument, 60)}] -> "
+                     f"{visible(' '.join(step.observation.split()), 110)}")
     call = agent.pending
     if call is not None:
-        lines += ["", f"WAITING FOR YOU: {call.tool}[{call.argument}]  (effect: {call.effect})",
-                  f"  dry run: {call.dry_run}", f"  source:  {call.source}"]
+        lines += ["", f"WAITING FOR YOU: {visible(call.tool, 60)}, effect {call.effect.upper()}",
+                  f"  dry run: {visible(call.dry_run, SHOWN_CHARS)}",
+                  f"  source:  {visible(call.source, SHOWN_CHARS)}"]
+        if getattr(call, "tainted", ""):
+            lines.append(f"  after:   {visible(call.tainted, SHOWN_CHARS)}")
+        lines.append(f"  input:   {visible(call.argument, SHOWN_CHARS)}")
     else:
-        lines += ["", f"run {agent.status}: {agent.answer}"]
+        lines += ["", f"run {agent.status}: {visible(agent.answer, 2000)}"]
     return "\n".join(lines)
 
 

@@ -136,7 +136,7 @@ def memory_panel():
             "k": widgets.IntSlider(value=5, min=K_RANGE[0], max=K_RANGE[1], description="k (retrieve)"),
             "window": widgets.IntSlider(value=4096, min=WINDOW_RANGE[0], max=WINDOW_RANGE[1], step=512,
                                         description="window (load)"),
-            "method": widgets.Dropdown(options=list(METHODS), value="keyword", description="search"),
+            "method": widgets.Dropdown(options=list(METHODS), value="dense", description="search"),
             "pollute": widgets.Checkbox(value=True, description="inject a wrong memory"),
             "evict": widgets.Checkbox(value=True, description="evict on failure"),
         },
