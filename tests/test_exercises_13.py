@@ -37,7 +37,7 @@ WRONG = [
     ("13.budget", 400, "too generous"),
     ("13.budget", 250, "too tight"),
     ("13.budget", 50, "below what the role prompt"),
-    ("13.q1", "c", "does not retrieve"),
+    ("13.q1", "b", "does not retrieve"),
     ("13.q2", "a", "leave the wrong one first"),
 ]
 

@@ -122,7 +122,8 @@ def _fuse_hint(keyword, dense, k, said, right) -> str:
 
 
 @exercise("13.fuse", "build", "Reciprocal rank fusion",
-          "Write `fuse(keyword_ids, dense_ids, k=60)`: both rankings fused by reciprocal rank, best first.")
+          "Write `fuse(keyword_ids, dense_ids, k=60)`: both rankings fused by reciprocal rank, best first, ties in "
+          "the order the ids were first seen (the keyword list first).")
 def _fuse(fuse):
     if not callable(fuse):
         raise Fail("your answer", "a function fuse(keyword_ids, dense_ids, k=60)", repr(fuse), "define it with def.")
@@ -204,13 +205,14 @@ question("13.q1", "In section 4, why does the load design fail on most questions
     "a": ("The stand-in cannot read prompts longer than 1,000 tokens.", False,
           "its prompts filled the window (the table's tokens per call), and it answered every question whose memory "
           "was in them."),
-    "b": ("Not everything fits the 4,096-token window, so the oldest memories were dropped, and most answers were "
-          "in them.", True,
-          "load keeps the newest memories that fit; an older fact is simply not in the prompt."),
-    "c": ("Retrieval ranked the right memory too low.", False,
+    "b": ("Retrieval ranked the right memory too low: with 1,000 memories the keyword scores crowd together, and the "
+          "fact the question needs falls below the first few.", False,
           "the load design does not retrieve: it carries memories newest first, whatever the question."),
-    "d": ("Two memories contradicted each other.", False,
+    "c": ("Two memories contradicted each other.", False,
           "the team's store has one memory per fact; the contradiction was the pollution demo's wrong memory."),
+    "d": ("Not everything fits the 4,096-token window, so the oldest memories were dropped, and most answers were in "
+          "them.", True,
+          "load keeps the newest memories that fit; an older fact is simply not in the prompt."),
 }, hint="section 4, the list that describes the two designs.")
 
 question("13.q2", "A wrong memory keeps coming back first for one question. Which change cures it in this chapter?", {
@@ -218,11 +220,12 @@ question("13.q2", "A wrong memory keeps coming back first for one question. Whic
           "more memories in the prompt leave the wrong one first, and the stand-in trusts the first (a real model "
           "may too)."),
     "b": ("Evict a memory whose citations keep ending in failure.", True,
-          "each failure lowers the cited memory's confidence; below the threshold it leaves the store, and the "
-          "right memory answers."),
+          "each failure lowers the cited memory's confidence; below the threshold it leaves the store, and the right "
+          "memory answers."),
     "c": ("Load every memory instead of retrieving.", False,
           "loading carries the wrong memory too (it is the newest, so it comes first), at many times the tokens."),
-    "d": ("Switch from keyword to dense search.", False,
+    "d": ("Switch from keyword to dense search, which ranks memories by meaning, so a wrong memory that only repeats "
+          "the question's words drops below the right one.", False,
           "it was written with the question's own words, so any retriever that works ranks it high: ranking is not "
           "truth."),
 }, hint="section 4, memory pollution.")
