@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from . import saved
 from .deadline import TimeUp, time_limit
 
 CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "16"]
@@ -229,31 +228,6 @@ def call(function, *args, case: str, hint: str):
                    hint or "your code raised on this case: fix it, then check again.") from None
 
 
-def check_prediction(prediction, truth: dict, *, what: str, labels: tuple, hint: Callable,
-                     case: Callable = lambda name: name, source: str = "the ledgers") -> None:
-    """The older way to check a prediction (it shows the truth at the first wrong guess); chapters 00-13 use
-    predictions.prediction, which keeps it until the learner asks. Kept for the chapters that still call it."""
-    shape = f"({', '.join(labels)})"
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", f"a dict {{{what}: {shape}}}", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
-    count = {1: "one whole number", 2: "a pair of whole numbers", 3: "three whole numbers"}.get(len(labels),
-                                                                                          f"{len(labels)} whole numbers")
-    for name, actual in truth.items():
-        guess = prediction.get(name)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = tuple(int(x) for x in guess)
-        except (TypeError, ValueError):
-            guess = None
-        if guess is None or len(guess) != len(labels):
-            raise Fail(name, count, shown(prediction.get(name)), f"write {shape}.")
-        if guess != tuple(actual):
-            off = ", ".join(f"{label} off by {g - a:+d}" for label, g, a in zip(labels, guess, actual) if g != a)
-            raise Fail(case(name), f"{tuple(actual)} from {source}", f"{guess} ({off})", hint(name, guess, tuple(actual)))
-
-
 def _cut(text: str, chars: int = FIELD_CHARS) -> str:
     text = str(text)
     return text if len(text) <= chars else f"{text[:chars]}... ({len(text) - chars} more characters)"
@@ -290,7 +264,7 @@ def check(id: str, answer, *, reveal: bool = False, seed: Optional[int] = None) 
     except BaseException as e:  # noqa: BLE001 - exit() or anything else outside call(): a check never raises
         verdict = _wrong(id, head, Fail(_Now.case, "an answer", _raised(e),
                                         "a check runs your answer inside this kernel: return a value, never exit."))
-    _record(id, verdict.status)
+    record(id, verdict.status)
     return verdict
 
 
@@ -314,43 +288,14 @@ def _judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
                                         "where it asks for a pair."))
 
 
-def answer_question(id: str, letter: str) -> Verdict:
-    """Answer question `id` with an option letter; the verdict explains the choice (and, when right, every option)."""
-    q = _find("question", id)
-    if isinstance(q, Verdict):
-        return q
-    letter = str(letter).strip().lower().rstrip(")")
-    if letter not in q.options:
-        return Verdict(id, NOT_DONE, f"{id}: choose one of {', '.join(q.options)} (you gave {shown(letter, 40)}).")
-    text, correct, why = q.options[letter]
-    if not correct:
-        lines = [f"{id}: {letter}) is not it. {_sentence(why)}", f"  Try again.{' Hint: ' + q.hint if q.hint else ''}"]
-        verdict = Verdict(id, "wrong", "\n".join(lines))
-    else:
-        lines = [f"{id}: {letter}) is right. {_sentence(why)}", "  The others:"]
-        lines += [f"  {other}) {_sentence(w)}" for other, (_, c, w) in q.options.items() if other != letter]
-        verdict = Verdict(id, "correct", "\n".join(lines))
-    _record(id, verdict.status)
-    return verdict
+class Report(str):
+    """Text that a notebook cell shows as it is (no quotes, real line breaks)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
-def _sentence(text: str) -> str:
-    """Start with a capital, unless the first word is code (max_steps, parse_reply, `x`)."""
-    first = text.split(" ", 1)[0]
-    return text if not first.isalpha() else text[:1].upper() + text[1:]
-
-
-def quiz(id: str, letter: Optional[str] = None):
-    """Show question `id` as a widget (options, a Check button, the explanation); with `letter`, answer in code."""
-    q = _find("question", id)
-    if isinstance(q, Verdict) or letter is not None:
-        return q if isinstance(q, Verdict) else answer_question(id, letter)
-    from .quizzes import widget
-
-    return widget(q)
-
-
-def show_solution(id: str) -> "Report":
+def show_solution(id: str) -> Report:
     """The worked solution of exercise or question `id`, with its reasoning. Open it after you have tried."""
     from .worked import solution_text
 
@@ -359,80 +304,6 @@ def show_solution(id: str) -> "Report":
         return Report(found.text)
     REGISTRY.shown.add(id)
     return Report(solution_text(found))
-
-
-# --- progress -----------------------------------------------------------------------------------------
-
-
-def progress_path() -> Optional[Path]:
-    setting = os.environ.get("AGENTKIT_PROGRESS", "")
-    if setting.lower() == "off":
-        return None
-    return Path(setting) if setting else Path.cwd() / PROGRESS_FILE
-
-
-def _read_file() -> dict:
-    path = progress_path()
-    return {} if path is None else saved.read(path)
-
-
-def _record(id: str, status: str) -> None:
-    if status not in ("correct", "wrong", NOT_DONE):
-        return
-    REGISTRY.done[id] = status
-    if status == "wrong":
-        REGISTRY.tries[id] = REGISTRY.tries.get(id, 0) + 1
-    path = progress_path()
-    if path is None or status != "correct":
-        return
-    data = _read_file()
-    data[id] = "correct"
-    saved.write(path, data)  # False: a read-only folder, or a link refused; progress stays in this kernel
-
-
-def reset_progress() -> None:
-    """Forget every solved exercise: in this kernel and in the progress file (a link in its place stays)."""
-    REGISTRY.done.clear()
-    REGISTRY.tries.clear()
-    REGISTRY.shown.clear()
-    path = progress_path()
-    if path is not None:
-        saved.remove(path)
-
-
-class Report(str):
-    """Text that a notebook cell shows as it is (no quotes, real line breaks)."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def progress(chapter: str) -> Report:
-    """A table of chapter `chapter`'s exercises and questions: done in this kernel, or in the progress file."""
-    chapter = str(chapter)
-    if not _load(chapter):
-        return Report(f"No chapter {shown(chapter)}. The chapters are {', '.join(CHAPTERS)}.")
-    saved_now = _read_file()
-    items = [(e.id, f"{e.kind}: {e.title}") for e in REGISTRY.exercises.values() if e.id.startswith(chapter + ".")]
-    items += [(q.id, "concept question") for q in REGISTRY.questions.values() if q.id.startswith(chapter + ".")]
-    lines = [f"Chapter {chapter}: check yourself"]
-    for id, title in items:
-        here = REGISTRY.done.get(id)
-        mark = ("done" if here == "correct" else "done (earlier)" if saved_now.get(id) == "correct" else
-                "tried, not yet" if here == "wrong" else NOT_DONE)
-        if id in REGISTRY.shown:
-            mark += ", answer shown" if mark != NOT_DONE else " (answer shown)"
-        lines.append(f"  {id:10} {title:48} {mark}")
-    done = sum(1 for id, _ in items if REGISTRY.done.get(id) == "correct" or saved_now.get(id) == "correct")
-    lines.append(f"{done} of {len(items)} done.")
-    others = sorted({id.split('.')[0] for id in saved_now} - {chapter})
-    if others:
-        lines.append("Other chapters with solved exercises: " + ", ".join(others) + ".")
-    path = progress_path()
-    refused = path is not None and saved.problem(path)
-    if refused:
-        lines.append(f"The progress file {path.name} is {refused}: progress is kept in this kernel only.")
-    return Report("\n".join(lines))
 
 
 def check_solutions(folder) -> list[tuple[str, str]]:
@@ -448,3 +319,9 @@ def check_solutions(folder) -> list[tuple[str, str]]:
             verdict = answer_question(id, answer) if id in REGISTRY.questions or ".q" in id else check(id, answer)
             results.append((id, verdict.status))
     return results
+
+
+# The rest of the public surface, defined in the modules that own each idea:
+from .predictions import check_prediction  # noqa: E402 - they import the names above
+from .quizzes import answer_question, quiz  # noqa: E402
+from .saved import progress, progress_path, record, reset_progress  # noqa: E402

@@ -1,7 +1,11 @@
-"""A concept question as a widget: the options, a Check button, and the explanation of the choice."""
+"""Concept questions: answered in code, or as a widget with the options, a Check button and the explanation."""
 from __future__ import annotations
 
 import html
+from typing import Optional
+
+from . import NOT_DONE, Verdict, _find, shown
+from .saved import record
 
 
 class QuizPlaceholder:
@@ -26,8 +30,6 @@ class QuizPlaceholder:
 
 def widget(q) -> QuizPlaceholder:
     """Question `q` with radio buttons and a Check button; plain text where ipywidgets is missing."""
-    from . import answer_question
-
     try:
         import ipywidgets as widgets
     except ImportError:
@@ -50,3 +52,37 @@ def widget(q) -> QuizPlaceholder:
     box.add_class("agentkit-quiz")  # read by tools/browser_test.py, with the question's id:
     box.add_class("agentkit-quiz-" + q.id.replace(".", "-"))
     return QuizPlaceholder(q, box)
+
+
+def answer_question(id: str, letter: str) -> Verdict:
+    """Answer question `id` with an option letter; the verdict explains the choice (and, when right, every option)."""
+    q = _find("question", id)
+    if isinstance(q, Verdict):
+        return q
+    letter = str(letter).strip().lower().rstrip(")")
+    if letter not in q.options:
+        return Verdict(id, NOT_DONE, f"{id}: choose one of {', '.join(q.options)} (you gave {shown(letter, 40)}).")
+    text, correct, why = q.options[letter]
+    if not correct:
+        lines = [f"{id}: {letter}) is not it. {_sentence(why)}", f"  Try again.{' Hint: ' + q.hint if q.hint else ''}"]
+        verdict = Verdict(id, "wrong", "\n".join(lines))
+    else:
+        lines = [f"{id}: {letter}) is right. {_sentence(why)}", "  The others:"]
+        lines += [f"  {other}) {_sentence(w)}" for other, (_, c, w) in q.options.items() if other != letter]
+        verdict = Verdict(id, "correct", "\n".join(lines))
+    record(id, verdict.status)
+    return verdict
+
+
+def _sentence(text: str) -> str:
+    """Start with a capital, unless the first word is code (max_steps, parse_reply, `x`)."""
+    first = text.split(" ", 1)[0]
+    return text if not first.isalpha() else text[:1].upper() + text[1:]
+
+
+def quiz(id: str, letter: Optional[str] = None):
+    """Show question `id` as a widget (options, a Check button, the explanation); with `letter`, answer in code."""
+    q = _find("question", id)
+    if isinstance(q, Verdict) or letter is not None:
+        return q if isinstance(q, Verdict) else answer_question(id, letter)
+    return widget(q)

@@ -1,6 +1,7 @@
-"""The progress file: a small JSON object {exercise id: "correct"} in the folder the notebook runs from.
+"""Progress: what this kernel's checks said, and a small JSON file {exercise id: "correct"} in the folder the
+notebook runs from, so a solved exercise stays solved in a new kernel; progress(chapter) shows both.
 
-It is read and written as a regular file only. A link in its place (a folder can ship one, pointing
+The file is read and written as a regular file only. A link in its place (a folder can ship one, pointing
 anywhere) is never followed: not read, not written, not removed. A FIFO or a device is not read (it would
 block the kernel), a file over MAX_BYTES is not read, and JSON that is damaged, nested too deep or of
 another shape counts as empty. A write goes to a new file beside it, then os.replace puts it in place, so
@@ -14,6 +15,8 @@ import stat
 import tempfile
 from pathlib import Path
 from typing import Optional
+
+from . import CHAPTERS, NOT_DONE, PROGRESS_FILE, REGISTRY, Report, _load, shown
 
 MAX_BYTES = 1_000_000
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none: the lstat below refuses links there
@@ -94,3 +97,71 @@ def remove(path: Path) -> None:
             os.unlink(path)
         except OSError:
             pass
+
+
+# --- what progress() shows ----------------------------------------------------------------------------
+
+
+def progress_path() -> Optional[Path]:
+    setting = os.environ.get("AGENTKIT_PROGRESS", "")
+    if setting.lower() == "off":
+        return None
+    return Path(setting) if setting else Path.cwd() / PROGRESS_FILE
+
+
+def _read_file() -> dict:
+    path = progress_path()
+    return {} if path is None else read(path)
+
+
+def record(id: str, status: str) -> None:
+    """Keep what a check or a question said: in this kernel, and a solved one in the progress file."""
+    if status not in ("correct", "wrong", NOT_DONE):
+        return
+    REGISTRY.done[id] = status
+    if status == "wrong":
+        REGISTRY.tries[id] = REGISTRY.tries.get(id, 0) + 1
+    path = progress_path()
+    if path is None or status != "correct":
+        return
+    data = _read_file()
+    data[id] = "correct"
+    write(path, data)  # False: a read-only folder, or a link refused; progress stays in this kernel
+
+
+def reset_progress() -> None:
+    """Forget every solved exercise: in this kernel and in the progress file (a link in its place stays)."""
+    REGISTRY.done.clear()
+    REGISTRY.tries.clear()
+    REGISTRY.shown.clear()
+    path = progress_path()
+    if path is not None:
+        remove(path)
+
+
+def progress(chapter: str) -> Report:
+    """A table of chapter `chapter`'s exercises and questions: done in this kernel, or in the progress file."""
+    chapter = str(chapter)
+    if not _load(chapter):
+        return Report(f"No chapter {shown(chapter)}. The chapters are {', '.join(CHAPTERS)}.")
+    saved_now = _read_file()
+    items = [(e.id, f"{e.kind}: {e.title}") for e in REGISTRY.exercises.values() if e.id.startswith(chapter + ".")]
+    items += [(q.id, "concept question") for q in REGISTRY.questions.values() if q.id.startswith(chapter + ".")]
+    lines = [f"Chapter {chapter}: check yourself"]
+    for id, title in items:
+        here = REGISTRY.done.get(id)
+        mark = ("done" if here == "correct" else "done (earlier)" if saved_now.get(id) == "correct" else
+                "tried, not yet" if here == "wrong" else NOT_DONE)
+        if id in REGISTRY.shown:
+            mark += ", answer shown" if mark != NOT_DONE else " (answer shown)"
+        lines.append(f"  {id:10} {title:48} {mark}")
+    done = sum(1 for id, _ in items if REGISTRY.done.get(id) == "correct" or saved_now.get(id) == "correct")
+    lines.append(f"{done} of {len(items)} done.")
+    others = sorted({id.split('.')[0] for id in saved_now} - {chapter})
+    if others:
+        lines.append("Other chapters with solved exercises: " + ", ".join(others) + ".")
+    path = progress_path()
+    refused = path is not None and problem(path)
+    if refused:
+        lines.append(f"The progress file {path.name} is {refused}: progress is kept in this kernel only.")
+    return Report("\n".join(lines))
