@@ -7,15 +7,14 @@
     progress("03")                # which exercises of chapter 03 are done, here and across chapters
     show_solution("03.fuse")      # the worked solution and its reasoning: open it after you have tried
 
-A check never raises: an unsolved stub (`None`, `...`, or a function that raises NotImplementedError)
-says "not done yet"; an exception in your code, a call to exit(), or code still running after
-TIME_LIMIT_S seconds over one check's cases (deadline.py says how the clock stops it; the check's own
-code is not counted) is reported with the case that caused it;
-an unknown id is a verdict too. A failed check names the case, what was expected, what your code did, and
-one hint pointing back to the chapter, each cut to FIELD_CHARS. Build checks draw unseen cases at random
-on every call (`seed=` repeats a draw), so a table of the cases a failure showed does not pass. A wrong
-prediction says which numbers are too high or too low; the true ones are shown when you ask
-(`reveal=True`) or after REVEAL_AFTER wrong tries. Each chapter's exercises live in
+A check never raises: an unsolved stub (`None`, `...`, or a function that raises NotImplementedError) says
+"not done yet"; an exception in your code, a call to exit(), or code still running after TIME_LIMIT_S seconds
+over one check's cases (the check's own code is not counted; deadline.py says how the clock stops it) is
+reported with the case that caused it; an unknown id is a verdict too. A failed check names the case, what
+was expected, what your code did, and one hint pointing back to the chapter, each cut to FIELD_CHARS. Build
+checks draw unseen cases at random on every call (`seed=` repeats a draw), so a table of the cases a failure
+showed does not pass. A wrong prediction says which numbers are too high or too low; the true ones are shown
+when you ask (`reveal=True`) or after REVEAL_AFTER wrong tries. Each chapter's exercises live in
 `agentkit.exercises.chNN`; the worked solutions in `agentkit.solutions` (`solutions/` in the repository).
 
 Progress is kept in this kernel and in a small JSON file in the folder you run the notebook from
@@ -25,7 +24,6 @@ it. The environment variable AGENTKIT_PROGRESS names another file, or `off` for 
 from __future__ import annotations
 
 import importlib
-import os
 import random
 import reprlib
 import time
@@ -322,6 +320,6 @@ def check_solutions(folder) -> list[tuple[str, str]]:
 
 
 # The rest of the public surface, defined in the modules that own each idea:
-from .predictions import check_prediction  # noqa: E402 - they import the names above
-from .quizzes import answer_question, quiz  # noqa: E402
-from .saved import progress, progress_path, record, reset_progress  # noqa: E402
+from .predictions import check_prediction  # noqa: E402,F401 - they import the names above
+from .quizzes import answer_question, quiz  # noqa: E402,F401
+from .saved import progress, progress_path, record, reset_progress  # noqa: E402,F401

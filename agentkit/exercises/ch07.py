@@ -7,7 +7,7 @@ from ..llm import Rule, ScriptedLLM
 from ..scripts.tot import stand_in
 from ..tot import (TreeOfThoughts, by_value, expression_of, parse_label, parse_thoughts,
                    propose_messages, value_messages)
-from . import Fail, NotDone, call, cases, exercise, question, shown
+from . import Fail, NotDone, call, cases, exercise, question
 from .predictions import Prediction, prediction
 
 PUZZLE = (4, 4, 7, 7)  # the chapter's showcase: one solution, through a fraction

@@ -13,7 +13,7 @@ from ..scripted import ScriptedLLM
 from ..scripts import course_script
 from ..tasks import load_tasks
 from ..tools import default_executor
-from . import Fail, call, cases, exercise, question, shown
+from . import Fail, call, cases, exercise, question
 from .predictions import Prediction, prediction
 
 # --- 09.predict: what four paradigms cost on one task, from the ledgers ----------------------

@@ -13,7 +13,7 @@ from ..react import REACT_MARKER, ReActAgent
 from ..scripted import Rule, ScriptedLLM
 from ..tasks import load_tasks, numbers_in
 from ..tools import default_executor
-from . import Fail, NotDone, call, cases, exercise, question, shown
+from . import Fail, call, cases, exercise, question
 from .predictions import Prediction, prediction
 
 

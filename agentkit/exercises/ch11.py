@@ -18,7 +18,7 @@ from ..scripts.native import DISEASES, TASKS, sick_tool_caller
 from ..scripts.native import call as stand_in_call
 from ..scripts.react import CHECKPOINT_QUESTION
 from ..tools import default_executor
-from . import Fail, call, cases, exercise, question, shown
+from . import Fail, call, cases, exercise, question
 from .predictions import Prediction, prediction
 
 # --- 11.predict: what a bad call costs, from the ledgers --------------------------------------
@@ -120,7 +120,7 @@ def unseen_call() -> tuple:
     schemas = [_schema(name, field) for name, field in tools.items()]
     name = rng.choice(list(tools))
     field = tools[name]
-    arguments, valid = {field: rng.choice(["Oslo", "12 EUR", "Ada Lovelace", "17 * 23"])}, True
+    arguments = {field: rng.choice(["Oslo", "12 EUR", "Ada Lovelace", "17 * 23"])}
     slip = rng.choice([None, None, "name", "json", "object", "missing", "type", "extra"])
     if slip == "name":
         name = rng.choice([n for n in NAMES if n not in tools])

@@ -17,7 +17,7 @@ from ..tools import KnowledgeBase
 from ..world import SAMPLE_NOTES, World, world_executor
 import re
 
-from . import Fail, call, cases, exercise, question, shown
+from . import Fail, call, cases, exercise, question
 from .predictions import Prediction, prediction
 
 
