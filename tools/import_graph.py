@@ -20,9 +20,10 @@ LAYERS = {
                     "memory_data"],
     "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay", "embeddings"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
-                  "context", "tasks", "evaluate", "lakeford", "approval", "memory"],
+                  "context", "tasks", "evaluate", "lakeford", "approval", "memory", "ledgers", "routing", "team_guards",
+                  "teams"],
     "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "modes", "loopback", "sick",
-               "channels", "runtime_suites", "paradigms",
+               "channels", "runtime_suites", "paradigms", "frontier", "team_faults",
                "widgets", "widgets.*", "__init__"],
 }
 
