@@ -21,6 +21,7 @@
   `threshold` and a tier is left, the next tier answers the question again, with the
   Observations of the earlier runs as hints (`evidence(agent)`: what the tools returned, never
   an earlier model's answer). threshold 0 never escalates; a threshold above 1 always does.
+  `score=` replaces `confidence` by your own function of (agent, evidence).
 * `Single(tier)`: one tier alone, the baseline.
 
 Each system keeps one client per tier and one executor for its whole life. `run(question) ->
@@ -178,10 +179,13 @@ class System:
     def steps(self) -> int:
         return sum(len(a.agent.trace) for a in self.attempts)
 
+    score = None  # a function (agent, evidence) -> confidence; None: `confidence`
+
     def _attempt(self, tier: Tier, question: str, hints: str = "") -> Attempt:
         agent = self.make_agent(self.client(tier), self.tools)
         answer = agent.run(question, verbose=False, hints=hints)
-        attempt = Attempt(tier.name, answer, signals(agent, hints), confidence(agent, hints), agent)
+        score = float((self.score or confidence)(agent, hints))
+        attempt = Attempt(tier.name, answer, signals(agent, hints), score, agent)
         self.attempts.append(attempt)
         self.stop_reason, self.unverified, self.answer = agent.stop_reason, agent.unverified, answer
         return attempt
@@ -233,8 +237,10 @@ class Router(System):
 class Cascade(System):
     """The cheapest tier first; escalate while confidence < threshold, passing the tools' results on."""
 
-    def __init__(self, tiers: list, threshold: float = 1.0, make_agent: Optional[Callable] = None) -> None:
+    def __init__(self, tiers: list, threshold: float = 1.0, make_agent: Optional[Callable] = None,
+                 score: Optional[Callable] = None) -> None:
         super().__init__(tiers, make_agent)
+        self.score = score
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1.01:
             raise ValueError(f"threshold must be a confidence between 0 and 1 (above 1: always escalate), "
                              f"got {threshold!r}")

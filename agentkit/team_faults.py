@@ -14,17 +14,36 @@ from the ledgers. The diseases, with the MAST failure mode each one plays (Cemri
 * `wrong_result` (the fault behind FM-3.2 No or incomplete verification), a member: its report has
   each number the team needs from it (one a later calculation uses, or the answer) 10 higher.
 * `lost_context` (FM-2.4 Information withholding), the supervisor: its handoff's Context line says none.
+
+`injection(knob, rate, guarded, seed)` runs the task set through the topology each knob belongs to
+(TOPOLOGY_OF) with that knob alone at `rate`, with or without a `TeamGuard`, and reads one row from the
+ledgers and the guard: success, LLM calls per task, the tasks with an injected fault, those where the
+check meant for it fired (caught), and alarms on tasks with none injected (false alarms).
+`python -m agentkit.team_faults` writes the rows for every knob, RATES and SEEDS to data/team_faults.json.
 """
 from __future__ import annotations
 
 import re
 
+import json
+from typing import Optional
+
+from .evaluate import evaluate
 from .instruments import KNOBS, NoisyTaskLLM, draw
 from .protocol import prompt_text
 from .scripts.key_paths import key_calls, task_in
 from .scripts.teams import instruction, kind_of
+from .tasks import load_tasks
+from .team_guards import IGNORED_ASSIGNMENT, MAST, REPEATED_HANDOFF, UNVERIFIED_REPORT, WITHHELD_CONTEXT, TeamGuard
+from .teams import OrchestratorWorkers, Supervisor
 
 TEAM_KNOBS = ("ignore_task", "handoff_loop", "wrong_result", "lost_context")
+TOPOLOGY_OF = {"ignore_task": OrchestratorWorkers, "wrong_result": OrchestratorWorkers,
+               "handoff_loop": Supervisor, "lost_context": Supervisor}
+CHECK_OF = {"ignore_task": IGNORED_ASSIGNMENT, "wrong_result": UNVERIFIED_REPORT,
+            "handoff_loop": REPEATED_HANDOFF, "lost_context": WITHHELD_CONTEXT}
+RATES = (0.3, 1.0)
+SEEDS = tuple(range(5))
 _ACTION = re.compile(r"^Action: (\w+)\[.*\]\s*$", re.MULTILINE | re.DOTALL)
 _FINISH = re.compile(r"Finish\[(.*)\]\s*$", re.DOTALL)
 _LAST_HANDOFF = re.compile(r"^Handoff \d+ to (\w+): (.*)\nContext: (.*)\nResult: ", re.MULTILINE)
@@ -119,3 +138,51 @@ class FaultyTeamLLM(NoisyTaskLLM):
                 if changed != reply:
                     reply, note = changed, f"{note}; {knob}"
         return reply, note
+
+
+def injected(team, knob: str) -> bool:
+    """Whether any reply of this team's run was changed by `knob` (read from the ledgers' notes)."""
+    return any(f"; {knob}" in call.note for call in team.llm.calls)
+
+
+def injection(knob: str, rate: float, guarded: bool, seed: int = 0, tasks=None) -> dict:
+    """One row: the knob's topology over the tasks, the knob alone at `rate` (see the module docstring)."""
+    if knob not in TEAM_KNOBS:
+        raise ValueError(f"knob must be one of {', '.join(TEAM_KNOBS)}, got {knob!r}")
+    made = []
+
+    def make_agent():
+        made.append(TOPOLOGY_OF[knob](FaultyTeamLLM(seed=seed, **{knob: rate}),
+                                      guard=TeamGuard() if guarded else None))
+        return made[-1]
+
+    report = evaluate(make_agent, tasks if tasks is not None else load_tasks(), review=False, progress=False)
+    hit = [injected(team, knob) for team in made]
+    fired = [bool(team.guard and any(a.check == CHECK_OF[knob] for a in team.guard.alarms)) for team in made]
+    alarmed = [bool(team.guard and team.guard.alarms) for team in made]
+    return {"knob": knob, "mode": MAST[CHECK_OF[knob]], "topology": TOPOLOGY_OF[knob].__name__, "rate": rate,
+            "seed": seed, "guard": guarded, "success": report.summary.success_rate, "calls": report.summary.mean_calls,
+            "injected": sum(hit), "caught": sum(h and f for h, f in zip(hit, fired)),
+            "false_alarms": sum(a and not h for h, a in zip(hit, alarmed)), "tasks": len(made)}
+
+
+def main(argv: Optional[list] = None) -> int:
+    """Write every knob's rows, guard off and on, at RATES and SEEDS, to data/team_faults.json."""
+    import argparse
+    from pathlib import Path
+
+    from .data import DATA_DIR
+
+    parser = argparse.ArgumentParser(prog="python -m agentkit.team_faults", description=main.__doc__)
+    parser.add_argument("--out", type=Path, default=Path(str(DATA_DIR / "team_faults.json")))
+    args = parser.parse_args(argv)
+    rows = [injection(knob, rate, guarded, seed) for knob in TEAM_KNOBS for rate in RATES for guarded in (False, True)
+            for seed in SEEDS]
+    args.out.write_text(json.dumps({"rates": list(RATES), "seeds": list(SEEDS), "tasks": len(load_tasks()),
+                                    "rows": rows}, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {len(rows)} rows to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

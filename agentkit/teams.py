@@ -434,8 +434,11 @@ class OrchestratorWorkers(Team):
             if not sub_tasks:
                 break
             context = "\n".join(self.findings)
-            with ThreadPoolExecutor(max_workers=len(sub_tasks)) as pool:
-                runs = list(pool.map(lambda task: self.ask("worker", task, question, context), sub_tasks))
+            if len(sub_tasks) == 1:  # nothing to run beside it: no thread to start
+                runs = [self.ask("worker", sub_tasks[0], question, context)]
+            else:
+                with ThreadPoolExecutor(max_workers=len(sub_tasks)) as pool:
+                    runs = list(pool.map(lambda task: self.ask("worker", task, question, context), sub_tasks))
             self._sequential += max(run.calls for run in runs)
             for run in runs:  # in the order of the plan, whatever order the threads finished in
                 self._keep(run)
