@@ -9,7 +9,8 @@ from agentkit.team_faults import CHECK_OF, TEAM_KNOBS, TOPOLOGY_OF, FaultyTeamLL
 from agentkit.team_guards import (CHECKS, IGNORED_ASSIGNMENT, MAST, REPEATED_HANDOFF, UNVERIFIED_REPORT,
                                   WITHHELD_CONTEXT, TeamGuard, ignored_assignment, repeated_handoff,
                                   unverified_numbers, withheld)
-from agentkit.teams import DROPPED, MEMBER_MARKER, AgentsAsTools, OrchestratorWorkers, Supervisor
+from agentkit.members import DROPPED, MEMBER_MARKER
+from agentkit.teams import AgentsAsTools, OrchestratorWorkers, Supervisor
 
 TASKS = {t.id: t for t in load_tasks()}
 WOZ = TASKS["woz-torvalds"].question  # gold 19

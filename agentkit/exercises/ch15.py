@@ -71,10 +71,11 @@ def _predict(prediction):
 CONFIDENCE_RATE, CONFIDENCE_SEED = 0.2, 0
 MIN_SUCCESS, MAX_COST_SHARE = 0.90, 0.60
 H_RANGE = "return a number between 0 and 1: the cascade escalates when it is below the threshold, 1.0."
-H_NEVER = ("your signal trusts the cheap model's wrong answers: read the run, not only whether it finished. Section 1's "
-           "signals: is the answer's number in an Observation? did the run stop early? did every reply parse?")
-H_ALWAYS = ("your signal escalates nearly everything, so the cascade pays for both models: trust a run that finished "
-            "with an answer its own Observations hold (section 1).")
+H_NEVER = ("your signal trusts the cheap model's wrong answers: read the run, not only whether it finished. "
+           "Section 1's signals: is the answer's number in an Observation? did the run stop early? did every reply parse?")
+H_ALWAYS = ("your signal escalates nearly everything, so the cascade pays for both models (the strong one a little "
+            "less, since the cheap run's evidence is passed up): trust a run that finished with an answer its own "
+            "Observations hold (section 1).")
 
 
 def cascade_with(score) -> tuple:
@@ -167,8 +168,9 @@ def _break(report):
         raise Fail("the team's answer", "a wrong answer", repr(answer),
                    "the calculation reads the number standing where the birth year stands ('born August 11, ...'): "
                    "put another number of the same Observation there.")
-    return (f"No alarm, and the team answered {answer!r} (gold {task(BREAK_TASK).gold}) in {len(team.llm.calls)} calls. "
-            "The check proves that a number was seen, not that it is the right one: grounding is not correctness.")
+    return (f"No alarm, and the team answered {answer!r} (gold {task(BREAK_TASK).gold}) in {len(team.llm.calls)} "
+            "calls. The check proves that a number was seen, not that it is the right one: grounding is not correctness. "
+            "A check that passes a wrong result is what MAST calls FM-3.3 Incorrect verification.")
 
 
 # --- concept questions --------------------------------------------------------------------------

@@ -30,8 +30,8 @@ from typing import Callable, Optional
 from ..routing import ROUTER_MARKER
 from ..scripted import Rule
 from ..tasks import Task, numbers_in
-from ..teams import (DROPPED, FINAL_MARKER, MANAGER_MARKER, MEMBER_MARKER, ORCHESTRATOR_MARKER, SUPERVISOR_MARKER,
-                     SYNTHESIS_MARKER)
+from ..members import DROPPED, MEMBER_MARKER
+from ..teams import FINAL_MARKER, MANAGER_MARKER, ORCHESTRATOR_MARKER, SUPERVISOR_MARKER, SYNTHESIS_MARKER
 from .key_paths import KeyCall, final_answer, key_calls, task_in, with_refs
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")

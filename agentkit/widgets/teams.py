@@ -1,4 +1,4 @@
-"""Chapter 15 panel: pick a system, the cheap model's error rate and the escalation threshold; watch calls, cost and success.
+"""Chapter 15 panel: a system, the cheap model's error rate and the escalation threshold; calls, cost and success.
 
 The systems are `agentkit.frontier.SYSTEMS`: one model alone, the router, the cascade, or a team whose lead is the
 strong model and whose members are the cheap one (escalating below the threshold). Both models are the stand-in's
