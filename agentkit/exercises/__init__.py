@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "16"]  # each a module chNN here
+CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16"]  # each a module chNN here
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
 
