@@ -141,7 +141,7 @@ class Replayed:
     def __init__(self, path, otherwise: str = "deny") -> None:
         if otherwise not in ("deny", "ask"):
             raise ValueError(f"otherwise must be 'deny' or 'ask' (what a call off the record gets), got {otherwise!r}")
-        recorded = [Decision(**json.loads(line)) for _, line in json_lines(path)]  # U+2028-safe
+        self.recorded = recorded = [Decision(**json.loads(line)) for _, line in json_lines(path)]  # U+2028-safe
         self.name, self.otherwise = Path(path).name, otherwise
         self._waiting = {d.number: d for d in recorded}  # each recorded decision answers one call, once
         self._left = ""  # where the run left the recorded trace: every later call is refused too

@@ -201,24 +201,28 @@ class MCPTools:
 
     # --- calls ---------------------------------------------------------------------
 
-    def call(self, name: str, text: str) -> str:
-        """Call one tool with {"input": text}; every outcome, good or bad, is a string."""
+    def call(self, name: str, text: str, timeout: float | None = None) -> str:
+        """Call one tool with {"input": text}; every outcome, good or bad, is a string.
+
+        `timeout` (default `call_timeout`) bounds this call only: a short one for a call expected to hang, so a
+        slow machine never turns a quick tool's answer into a timeout."""
+        timeout = self.call_timeout if timeout is None else timeout
         if self._thread is not None and not self._ready.is_set():
             self._ready.wait(self.start_timeout)  # started in the background: wait for it here
         if not self.running:
             return f"{ERROR_PREFIX} the MCP server is not running ({self.problem or 'it was closed'}); {name} was not called."
         start = time.perf_counter()
-        request = self._session.call_tool(name, {"input": str(text)}, read_timeout_seconds=self.call_timeout)
+        request = self._session.call_tool(name, {"input": str(text)}, read_timeout_seconds=timeout)
         future = asyncio.run_coroutine_threadsafe(request, self._loop)
         try:
-            result = future.result(timeout=self.call_timeout + 2)  # the SDK's own timeout comes first
+            result = future.result(timeout=timeout + 2)  # the SDK's own timeout comes first
         except Exception as e:  # noqa: BLE001 - every failure becomes an observation
             future.cancel()
             waited = time.perf_counter() - start
             if "timed out" in str(e) or isinstance(e, TimeoutError):
-                self.problem = f"{name} did not answer within {self.call_timeout:g} s, so the server was stopped"
+                self.problem = f"{name} did not answer within {timeout:g} s, so the server was stopped"
                 self.close(kill=True)
-                return f"{ERROR_PREFIX} the MCP server did not answer {name} within {self.call_timeout:g} s; " \
+                return f"{ERROR_PREFIX} the MCP server did not answer {name} within {timeout:g} s; " \
                        "it was stopped, and its tools are unavailable for the rest of this run."
             why = self._link.problem if self._link is not None and self._link.problem else f"{type(e).__name__}: {e}"
             self.problem = f"it stopped during a call to {name} ({why})"

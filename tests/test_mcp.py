@@ -46,8 +46,7 @@ def gone(pid: int, within: float = 5.0) -> bool:
 def servers(tmp_path_factory):
     """Three fault-capable servers, one per way to end (hang, crash, close), started in parallel:
     each start costs an `import mcp` in a child process."""
-    boxes = [MCPTools(course_server_command(tmp_path_factory.mktemp(f"store{i}"), faults=True), call_timeout=0.5)
-             for i in range(3)]
+    boxes = [MCPTools(course_server_command(tmp_path_factory.mktemp(f"store{i}"), faults=True)) for i in range(3)]
     threads = [threading.Thread(target=box.start) for box in boxes]
     for t in threads:
         t.start()
@@ -95,7 +94,7 @@ def test_tool_error_is_an_observation_and_the_server_lives_on(servers):
 def test_hang_gives_an_observation_in_bounded_time_and_the_child_is_stopped(servers):
     box = servers[0]
     pid, start = box.pid, time.perf_counter()
-    observation = box.call("Hang", "x")
+    observation = box.call("Hang", "x", timeout=0.5)  # this call only: the others keep the default 5 s
     waited = time.perf_counter() - start
     assert "did not answer Hang within 0.5 s" in observation and waited < 4
     assert not box.running and gone(pid)

@@ -65,9 +65,14 @@ def test_every_chapter_links_to_the_sources_page_and_every_source_line_to_its_en
     assert "](SOURCES.md)" in first, "the header line (tools/colab_cell.py) links to the sources page"
     anchors = source_anchors()
     for cell in cells(path, "markdown"):
-        for line in "".join(cell["source"]).split("\n"):
+        lines = "".join(cell["source"]).split("\n")
+        for i, line in enumerate(lines):
             if re.match(r">?\s*Source:", line.strip()):
-                linked = re.findall(r"\]\(SOURCES\.md#([a-z0-9-]+)\)", line)
+                # The citation runs on over the quote's next lines, up to a blank line or the quote's end.
+                rest = lines[i + 1:i + 4]
+                cited = " ".join([line] + rest[:next((k for k, l in enumerate(rest) if not l.startswith(">")
+                                                      or not l.strip(">").strip()), len(rest))])
+                linked = re.findall(r"\]\(SOURCES\.md#([a-z0-9-]+)\)", cited)
                 assert linked and set(linked) <= anchors, f"{path.name}: {line!r} names no entry of SOURCES.md"
 
 

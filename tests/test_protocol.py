@@ -115,7 +115,23 @@ def memory(llm, tmp_path):
     return [(e.answer, e.success, e.cited) for e in episodes]
 
 
-RECIPES = {"ReActAgent": react, "PausableAgent": pausable, "MemoryAgent": memory, "NativeReActAgent": native, "PlanAndSolveAgent": plan_and_solve, "PlanAndExecuteAgent": plan_and_execute,
+def member(llm, tmp_path):
+    from agentkit.members import MemberAgent, member_question, member_tools
+
+    agent = MemberAgent("worker", llm, member_tools(("Search", "Calculate")))
+    question = member_question("How many years older is Steve Wozniak than Linus Torvalds?", "Search for Steve Wozniak.")
+    return agent.run(question, verbose=False), agent.stop_reason, len(agent.trace)
+
+
+def orchestrator(llm, tmp_path):
+    from agentkit.teams import OrchestratorWorkers
+
+    team = OrchestratorWorkers(llm)
+    answer = team.run("How many years older is Steve Wozniak than Linus Torvalds?")
+    return answer, team.sequential_calls, [(r.assignment, r.calls) for r in team.member_runs]
+
+
+RECIPES = {"ReActAgent": react, "MemberAgent": member, "OrchestratorWorkers": orchestrator, "PausableAgent": pausable, "MemoryAgent": memory, "NativeReActAgent": native, "PlanAndSolveAgent": plan_and_solve, "PlanAndExecuteAgent": plan_and_execute,
            "ReflectionAgent": reflection, "ReflexionAgent": reflexion}
 
 

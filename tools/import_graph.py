@@ -20,9 +20,10 @@ LAYERS = {
                     "memory_data"],
     "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay", "minilm", "embeddings"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
-                  "context", "tasks", "evaluate", "lakeford", "approval", "pausable", "memory", "otel"],
+                  "context", "tasks", "evaluate", "lakeford", "approval", "pausable", "memory", "otel", "ledgers", "routing",
+                  "team_guards", "members", "teams"],
     "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "modes", "loopback", "sick",
-               "channels", "runtime_suites", "paradigms",
+               "channels", "runtime_suites", "paradigms", "frontier", "team_faults",
                "widgets", "widgets.*", "bridge", "bridge.*", "__init__"],
 }
 

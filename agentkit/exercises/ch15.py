@@ -1,0 +1,208 @@
+"""Chapter 15's exercises: predict what each topology costs on a bridge question, build the cascade's confidence
+signal, fool the report check with a number its own Observation holds, two questions."""
+from __future__ import annotations
+
+import math
+
+from ..evaluate import evaluate
+from ..frontier import cheap, make_system, strong
+from ..modes import get_llm
+from ..react import ReActAgent
+from ..routing import MAX_STEPS, Cascade
+from ..scripted import ScriptedLLM
+from ..scripts import course_script
+from ..scripts.teams import kind_of
+from ..tasks import load_tasks
+from ..team_guards import TeamGuard
+from ..teams import AgentsAsTools, OrchestratorWorkers, Supervisor
+from ..tools import default_executor
+from . import Fail, call, check_prediction, exercise, question
+
+
+def task(task_id: str):
+    return next(t for t in load_tasks() if t.id == task_id)
+
+
+# --- 15.predict: what each topology costs on a bridge question ------------------------------------
+
+PREDICT_TASK = "bridge-babbage"
+WHY = {
+    "single ReAct": "Search[Ada Lovelace], then the Charles Babbage it names, then Finish: 3 calls, one after another",
+    "supervisor": "three replies of the supervisor (researcher, researcher again for the name the first result gave, "
+                  "FINISH) and two researcher runs of 2 calls each (the search, then Finish): 3 + 4 = 7",
+    "agents as tools": "three turns of the manager (Research, Research, Finish) and two researcher runs of 2 calls: "
+                       "3 + 4 = 7",
+    "orchestrator-workers": "the second look-up needs the first one's result, so each round has one worker: two "
+                            "rounds of 2 calls, three plans (the last one []) and the final answer: 4 + 4 = 8, and "
+                            "nothing ran at the same time, so all 8 are in sequence",
+}
+
+
+def topology_costs() -> dict:
+    """(LLM calls, calls in sequence) of each topology on PREDICT_TASK, read from the ledgers of the stand-in."""
+    question_text, costs = task(PREDICT_TASK).question, {}
+    react = ReActAgent(get_llm("fake"), default_executor(), max_steps=MAX_STEPS)
+    react.run(question_text, verbose=False)
+    costs["single ReAct"] = (len(react.llm.calls), len(react.llm.calls))
+    for name, make in (("supervisor", Supervisor), ("agents as tools", AgentsAsTools),
+                       ("orchestrator-workers", OrchestratorWorkers)):
+        team = make(get_llm("fake"))
+        team.run(question_text)
+        costs[name] = (len(team.llm.calls), team.sequential_calls)
+    return costs
+
+
+@exercise("15.predict", "predict", "What a bridge costs each topology",
+          "Set `prediction` to {topology: (LLM calls, calls in sequence)} on 'bridge-babbage', before running "
+          "anything.")
+def _predict(prediction):
+    truth = topology_costs()
+    check_prediction(prediction, truth, what="topology", labels=("LLM calls", "calls in sequence"),
+                     hint=lambda name, guess, actual: WHY[name] + ". Section 2 runs each topology on "
+                                                                  "'woz-torvalds' and prints its ledger.",
+                     case=lambda name: f"{name} on {PREDICT_TASK!r}")
+    return ("The ledgers agree: " + " ".join(f"{name} {truth[name]}: {why}." for name, why in WHY.items())
+            + " A bridge question has nothing to run in parallel: the workers buy no time, and every team pays "
+              "for its lead.")
+
+
+# --- 15.confidence: the cascade's escalation signal ------------------------------------------------
+
+CONFIDENCE_RATE, CONFIDENCE_SEED = 0.2, 0
+MIN_SUCCESS, MAX_COST_SHARE = 0.90, 0.60
+H_RANGE = "return a number between 0 and 1: the cascade escalates when it is below the threshold, 1.0."
+H_NEVER = ("your signal trusts the cheap model's wrong answers: read the run, not only whether it finished. "
+           "Section 1's signals: is the answer's number in an Observation? did the run stop early? did every reply parse?")
+H_ALWAYS = ("your signal escalates nearly everything, so the cascade pays for both models (the strong one a little "
+            "less, since the cheap run's evidence is passed up): trust a run that finished with an answer its own "
+            "Observations hold (section 1).")
+
+
+def cascade_with(score) -> tuple:
+    """(report, systems): the cascade with `score` over the task set, cheap model at CONFIDENCE_RATE, seed 0."""
+    made = []
+
+    def make_agent():
+        made.append(Cascade([cheap(CONFIDENCE_RATE, CONFIDENCE_SEED), strong(CONFIDENCE_SEED)], 1.0,
+                            score=lambda agent, evidence: score(agent)))
+        return made[-1]
+
+    return evaluate(make_agent, load_tasks(), review=False, progress=False), made
+
+
+def strong_alone() -> tuple:
+    made = []
+
+    def make_agent():
+        made.append(make_system("strong alone", CONFIDENCE_RATE, seed=CONFIDENCE_SEED))
+        return made[-1]
+
+    report = evaluate(make_agent, load_tasks(), review=False, progress=False)
+    return report.summary.success_rate, sum(system.cost for system in made)
+
+
+@exercise("15.confidence", "build", "The cascade's confidence",
+          "Write `confidence(agent)`: a number from 0 to 1 read from a finished ReAct run (agent.trace, agent.answer, "
+          "agent.stop_reason) without the gold answer. In a cascade that escalates below 1, with the cheap model at "
+          f"{CONFIDENCE_RATE:.0%} errors per reply, it must get at least {MIN_SUCCESS:.0%} of the task set right for "
+          f"at most {MAX_COST_SHARE:.0%} of the strong model's cost.")
+def _confidence(confidence):
+    if not callable(confidence):
+        raise Fail("your answer", "a function confidence(agent) -> a number from 0 to 1", repr(confidence),
+                   "define it with def.")
+    probe = ReActAgent(get_llm("fake"), default_executor(), max_steps=MAX_STEPS)
+    probe.run(task("woz-torvalds").question, verbose=False)
+    value = call(confidence, probe, case="a right run of 'woz-torvalds'", hint=H_RANGE)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1 or math.isnan(value):
+        raise Fail("a right run of 'woz-torvalds'", "a number from 0 to 1", repr(value), H_RANGE)
+    report, made = cascade_with(lambda agent: call(confidence, agent, case="a run of the cheap model", hint=H_RANGE))
+    if report.runs and any(run.error for run in report.runs):
+        bad = next(run for run in report.runs if run.error)
+        raise Fail(f"the cheap model's run of {bad.task_id!r}", "no exception", bad.error, H_RANGE)
+    success, dollars = report.summary.success_rate, sum(system.cost for system in made)
+    strong_success, strong_dollars = strong_alone()
+    escalated = sum(system.escalations for system in made)
+    seen = (f"{success:.0%} right for {dollars / strong_dollars:.0%} of the strong model's cost, {escalated} of "
+            f"{len(made)} tasks escalated")
+    case = f"the cascade over {len(made)} tasks, the cheap model at {CONFIDENCE_RATE:.0%} errors per reply, seed 0"
+    if success < MIN_SUCCESS:
+        raise Fail(case, f"at least {MIN_SUCCESS:.0%} right", seen, H_NEVER)
+    if dollars > MAX_COST_SHARE * strong_dollars:
+        raise Fail(case, f"at most {MAX_COST_SHARE:.0%} of the strong model's cost", seen, H_ALWAYS)
+    return (f"From the ledgers: {seen}; the strong model alone: {strong_success:.0%} right. Your signal never saw a "
+            "gold answer: it judged each run by what the run itself shows.")
+
+
+# --- 15.break: a wrong report the check accepts ---------------------------------------------------
+
+BREAK_TASK = "woz-torvalds"
+WOZNIAK = "Search for Steve Wozniak."
+
+
+def reporting(report: str) -> ScriptedLLM:
+    """The course's stand-in, except that a worker assigned WOZNIAK finishes with `report` after its search."""
+    llm = ScriptedLLM(course_script())
+
+    def worker(prompt: str) -> bool:
+        return kind_of(prompt) == "member" and f"Your assignment: {WOZNIAK}" in prompt and "Observation:" in prompt
+
+    llm.add(worker, f"Thought: I report.\nAction: Finish[{report}]", name="your report")
+    return llm
+
+
+@exercise("15.break", "break", "A wrong report the check accepts",
+          "Set `report` to what the worker looking up Steve Wozniak reports, so that the unverified-report check "
+          "accepts it and the team's answer to 'woz-torvalds' is wrong.")
+def _break(report):
+    if not isinstance(report, str) or not report.strip():
+        raise Fail("your answer", "a str: the worker's report", repr(report), "write the report as a string.")
+    guard = TeamGuard()
+    team = OrchestratorWorkers(reporting(report), guard=guard)
+    answer = team.run(task(BREAK_TASK).question)
+    if guard.alarms:
+        alarm = guard.alarms[0]
+        raise Fail("the team, with the guard", "no alarm", f"{alarm.check}: {alarm.detail}",
+                   "the check compares the report's numbers with the worker's own Observations (section 3): a number "
+                   "of the Observation that is not the birth year passes it.")
+    if task(BREAK_TASK).check(answer):
+        raise Fail("the team's answer", "a wrong answer", repr(answer),
+                   "the calculation reads the number standing where the birth year stands ('born August 11, ...'): "
+                   "put another number of the same Observation there.")
+    return (f"No alarm, and the team answered {answer!r} (gold {task(BREAK_TASK).gold}) in {len(team.llm.calls)} "
+            "calls. The check proves that a number was seen, not that it is the right one: grounding is not correctness. "
+            "A check that passes a wrong result is what MAST calls FM-3.3 Incorrect verification.")
+
+
+# --- concept questions --------------------------------------------------------------------------
+
+question("15.q1", "In the shipped sweep, at 30% errors per reply, the cascade (threshold 1) gets about 94% right and "
+                  "the router about 65%. Why?", {
+    "a": ("The cascade reads each cheap answer and sends the doubtful ones up; the router decides from the question "
+          "alone, before any answer exists.", True,
+          "the router's label is right (the stand-in knows every key path), but a simple question does not make a "
+          "noisy model right; only the cascade sees the answer it would pass on."),
+    "b": ("The cascade sends every task to the strong model.", False,
+          "it does not: some tasks end on the cheap model with every signal holding; section 1's table prints the "
+          "share that reached the strong model."),
+    "c": ("The router's classifier labels the questions wrongly.", False,
+          "the stand-in's classifier is perfect here: it knows each key path. The loss is the cheap model's errors on "
+          "the questions labelled simple."),
+    "d": ("The cascade's cheap model makes fewer errors.", False,
+          "both systems use the same cheap model at the same rate and seed; they differ only in when they trust it."),
+}, hint="section 1, the frontier table and the paragraph after it.")
+
+question("15.q2", "The ReAct retrospective this course follows ends by predicting that a large model will plan and "
+                  "judge while small models classify, summarise and execute. What does this chapter's frontier add?", {
+    "a": ("Nothing that settles it: the author's claim is a prediction, and our figures measure structures on a "
+          "stand-in whose error rates we chose.", True,
+          "the frontier shows how a cascade and a router trade cost for success under an instrument; a real pair of "
+          "models, with its own errors and prices, is what would test the prediction."),
+    "b": ("It proves the prediction: the cascade beats the strong model alone.", False,
+          "on the stand-in, with made-up prices and error rates; that is a property of the structure under our "
+          "assumptions, not evidence about real models."),
+    "c": ("It refutes it: every team cost more per solved task than the strong model alone.", False,
+          "the teams here have a strong lead re-reading every report; other designs, tasks and models may differ, "
+          "and the prediction was about more than these topologies."),
+    "d": ("The author measured it on a batch of tasks.", False,
+          "the retrospective states it as what the author expects, with no measurement behind it."),
+}, hint="the introduction, where the retrospective's last section is retold.")
