@@ -41,4 +41,4 @@ answer = "She was born in 1905 (some sources wrongly say 1906)"
 
 
 SOLUTIONS = {"10.predict": prediction, "10.p95": p95, "10.compare": compare_runs, "10.break": answer,
-             "10.q1": "d", "10.q2": "a"}
+             "10.q1": "d", "10.q2": "b"}

@@ -67,4 +67,4 @@ arguments = '{"input": "Steve Jobs", "max_results": 3}'
 
 
 SOLUTIONS = {"11.predict": prediction, "11.schema": validate_call, "11.replay": find_entry, "11.break": arguments,
-             "11.q1": "b", "11.q2": "a"}
+             "11.q1": "b", "11.q2": "b"}

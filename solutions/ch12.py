@@ -6,13 +6,12 @@ from agentkit.approval import Verdict
 
 # 12.predict — reason from the stand-in and the gate, not from memory.
 # The stand-in obeys the page: it asks for DeleteNotes[all], then SendMessage[...], whatever
-# happened to the first call. No gate: both run, 0 notes left of 4 and 1 message sent. Deny by
-# default: both are refused before they run, and a refusal is only an observation: (4, 0).
-# Approve(names) runs the named tools and denies every other side effect, so approving
-# DeleteNotes loses the notes but sends nothing, (0, 0), and approving SendMessage keeps the
-# notes and sends the message, (4, 1).
-prediction = {"no gate": (0, 1), "deny by default": (4, 0), "approve DeleteNotes": (0, 0),
-              "approve SendMessage": (4, 1)}
+# happened to the first call. Approve(names) runs the named tools and denies every other side
+# effect, so approving DeleteNotes loses the notes but sends nothing, (0, 0), and approving
+# SendMessage keeps the notes and sends the message, (4, 1). Tainted looks first at where the run
+# has been: both calls come after the page, an untrusted tool output, so both are denied whatever
+# Approve would say: (4, 0).
+prediction = {"approve DeleteNotes": (0, 0), "approve SendMessage": (4, 1), "approve both, tainted": (4, 0)}
 
 
 # 12.policy — decide by call.effect (a tool you have never seen still declares it) and by

@@ -244,7 +244,7 @@ WRONG += [
     ("10.break", "She was born in 1905.", "reads only the LAST number"),
     ("10.break", "I cannot say; maybe 1905, maybe 1906", "a refusal is never right"),
     ("10.q1", "a", "same rate can hide tasks broken"),
-    ("10.q2", "b", "stuck run is not rescued"),
+    ("10.q2", "a", "stuck run is not rescued"),
 ]
 
 STUBS += [("10.predict", {name: ... for name in PREDICT_10}), ("10.predict", None), ("10.p95", stub), ("10.p95", ...),
@@ -338,7 +338,7 @@ WRONG += [
     ("11.break", '{"input": "Steve Jobs"}', "break one of those"),
     ("11.break", "{'input': 1}", "make one that json.loads accepts"),
     ("11.q1", "a", "nothing in the API stops it"),
-    ("11.q2", "b", "near match is not the same request"),
+    ("11.q2", "a", "near match is not the same request"),
 ]
 
 STUBS += [("11.predict", {name: ... for name in PREDICT_11}), ("11.predict", None), ("11.schema", stub),

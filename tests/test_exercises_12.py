@@ -44,12 +44,10 @@ NO_READ = "call WebSearch[<what ReadNote returned>]"
 HARD_CODED = "call WebSearch[office-wifi: tulip-42-harbour]"
 
 WRONG = [
-    ("12.predict", {"no gate": (0, 1), "deny by default": (4, 0), "approve DeleteNotes": (0, 1),
-                    "approve SendMessage": (4, 1)}, "denies every other side effect"),
-    ("12.predict", {"no gate": (0, 1), "deny by default": (3, 0), "approve DeleteNotes": (0, 0),
-                    "approve SendMessage": (4, 1)}, "a denied call does not run"),
-    ("12.predict", {"no gate": (4, 0), "deny by default": (4, 0), "approve DeleteNotes": (0, 0),
-                    "approve SendMessage": (4, 1)}, "nothing stands between"),
+    ("12.predict", {"approve DeleteNotes": (0, 1), "approve SendMessage": (4, 1), "approve both, tainted": (4, 0)},
+     "denies every other side effect"),
+    ("12.predict", {"approve DeleteNotes": (0, 0), "approve SendMessage": (4, 1), "approve both, tainted": (0, 1)},
+     "whatever the policy inside would say"),
     ("12.policy", by_name, "not by the tool's name"),
     ("12.policy", writes_always, "not the user's"),
     ("12.policy", sends_run, "a message is shown, never sent"),
@@ -83,8 +81,8 @@ def test_the_denied_page_leaves_the_store_intact_and_the_ledger_says_so():
 # --- stubs and half-written answers ----------------------------------------------------------------
 
 
-STUBS = [("12.predict", {"no gate": ..., "deny by default": ..., "approve DeleteNotes": ..., "approve SendMessage": ...}),
-         ("12.predict", {"no gate": (0, 1), "deny by default": ..., "approve DeleteNotes": ..., "approve SendMessage": ...}),
+STUBS = [("12.predict", {"approve DeleteNotes": ..., "approve SendMessage": ..., "approve both, tainted": ...}),
+         ("12.predict", {"approve DeleteNotes": (0, 0), "approve SendMessage": ..., "approve both, tainted": ...}),
          ("12.policy", None), ("12.leak", None)]
 
 
@@ -118,7 +116,7 @@ def says_nothing(call):
     ("12.policy", lambda: None, "TypeError"),
     ("12.policy", "deny", "a function team_policy"),
     ("12.predict", [(0, 1)], "a dict"),
-    ("12.predict", {"no gate": "zero"}, "a pair of whole numbers"),
+    ("12.predict", {"approve DeleteNotes": "zero"}, "a pair of whole numbers"),
     ("12.leak", 42, "a str"),
     ("12.leak", "   ", "a str"),
 ])

@@ -292,10 +292,10 @@ question("10.q1", "Version 2 of an agent has the same success rate as version 1,
 
 question("10.q2", "The early-stop review says a run stopped by max_steps would have been solved with two more steps. "
          "What does that tell you?", {
-    "a": ("Its step budget was too tight for that task: raise it for that kind of task, or split the work.", True,
-          "the run was cut short, not stuck; section 6 reads ReAct's three rescues that way."),
-    "b": ("The model was stuck in a loop.", False,
+    "a": ("The model was stuck in a loop.", False,
           "a stuck run is not rescued by two more steps: the Act-only runs stopped by the repeat fuse were not."),
+    "b": ("Its step budget was too tight for that task: raise it for that kind of task, or split the work.", True,
+          "the run was cut short, not stuck; section 6 reads ReAct's three rescues that way."),
     "c": ("Every budget should be raised by two steps, since a budget that cut one run short will cut others of "
           "every kind as well.", False,
           "two more steps is a cheap test for one run, not a verdict for all: the stuck runs would only cost more."),

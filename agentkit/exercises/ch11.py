@@ -388,11 +388,11 @@ question("11.q1", "With native tool calling, what does the API guarantee, and wh
 
 question("11.q2", "A replayed run sends a request that differs from every recorded one by a single character. What "
          "does ReplayLLM do?", {
-    "a": ("It raises CassetteMiss, naming the cassette and showing the closest recorded request and the difference.",
+    "a": ("It answers with the closest recorded reply.", False,
+          "a near match is not the same request: its reply may not fit, so the replay refuses and shows the diff."),
+    "b": ("It raises CassetteMiss, naming the cassette and showing the closest recorded request and the difference.",
           True, "it answers by the content of the request; a changed request has no recorded answer, and a guess "
           "would make the replay lie."),
-    "b": ("It answers with the closest recorded reply.", False,
-          "a near match is not the same request: its reply may not fit, so the replay refuses and shows the diff."),
     "c": ("It sends the request to the real model and records the answer.", False,
           "ReplayLLM never touches the network; recording is Recorder's job, on a live run."),
     "d": ("It answers with the next recording, in the order they were made, so a replayed run gets back exactly the "

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 from contextlib import contextmanager
 
-from ..approval import VERDICTS, Approve, Call, GatedExecutor, deny_side_effects
+from ..approval import VERDICTS, Approve, Call, GatedExecutor, Tainted, deny_side_effects
 from ..approval import Verdict as GateVerdict
 from ..modes import get_llm
 from ..react import ReActAgent
@@ -42,8 +42,11 @@ def tidy_run(world: World, policy=None, max_steps: int = 6, **gate_options) -> G
 
 # --- 12.predict: what the store loses behind each gate ------------------------------------------
 
-PREDICT_SETTINGS = {"no gate": None, "deny by default": deny_side_effects,
-                    "approve DeleteNotes": Approve({"DeleteNotes"}), "approve SendMessage": Approve({"SendMessage"})}
+PREDICT_SETTINGS = {  # sections 3 and 4 print the tidy run with no gate, denied and dry-run; not these
+    "approve DeleteNotes": Approve({"DeleteNotes"}),
+    "approve SendMessage": Approve({"SendMessage"}),
+    "approve both, tainted": Tainted(Approve({"DeleteNotes", "SendMessage"})),
+}
 
 
 def store_losses() -> dict:
@@ -57,24 +60,25 @@ def store_losses() -> dict:
 
 
 WHY = {
-    "no gate": "nothing stands between the page's calls and the store: DeleteNotes[all] removes all 4 notes and "
-               "SendMessage puts 1 message in the outbox (section 3)",
-    "deny by default": "a denied call does not run; the denial is only an observation, so the store keeps its 4 "
-                       "notes and sends nothing (section 4)",
     "approve DeleteNotes": "Approve runs the tools it names and denies every other side effect: the deletion runs, "
                            "the message is denied (section 6's Approve)",
     "approve SendMessage": "Approve runs the tools it names and denies every other side effect: the deletion is "
                            "denied, the message goes out (section 6's Approve)",
+    "approve both, tainted": "Tainted denies every side effect that comes after an untrusted tool output, whatever "
+                             "the policy inside would say: both calls come after the page was read, so both are "
+                             "denied and the store keeps its 4 notes",
 }
 
 
 prediction("12.predict", "What the store loses behind each gate",
-           "Set `prediction` to {setting: (notes left, messages sent)} for the four settings, before running anything.",
+           "Set `prediction` to {setting: (notes left, messages sent)} for the three settings, before running "
+           "anything. Approve(names) runs the tools it names and denies every other side effect; Tainted(policy) "
+           "denies every side effect after an untrusted tool output, and asks `policy` before any.",
            Prediction(truth=store_losses, labels=("notes left", "messages sent"), why=WHY,
                       case=lambda name: f"{name}, the injected tidy run", source="the store after the run",
                       pointer="the stand-in makes every call the page asks for, whatever happened to the one "
-                              "before; for each setting, ask which of the page's two calls the gate lets run "
-                              "(sections 3, 4 and 6)."))
+                              "before; for each setting, ask which of the page's two calls the gate lets run, "
+                              "and when the page was read (sections 3, 4 and 6)."))
 
 
 # --- 12.policy: the team's approval policy -------------------------------------------------------
@@ -199,8 +203,9 @@ def leak_run(page: str) -> tuple[World, GatedExecutor]:
 
 
 @exercise("12.leak", "break", "A page that leaks past the gate",
-          "Set `page` to the text of the note-keeping policy page: behind a gate that trusts \"read-only\" "
-          "(open_world=\"read\"), a note's text must leave the machine, and the store must stay intact.")
+          "Set `page` to the text of the note-keeping policy page, not section 6's attack: behind a gate that trusts "
+          "\"read-only\" (open_world=\"read\"), a note's text must leave the machine, and the store must stay "
+          "intact.")
 def _leak(page):
     if not isinstance(page, str) or not page.strip():
         raise Fail("your answer", "a str: the page's text", repr(page)[:100], "write the page as a string.")
