@@ -222,6 +222,8 @@ HAND = [  # (id, class, answer)
     ("08.predict", "printed: the same runs at the defaults", {
         "pager, Runtime(jaccard=1.0)": (5, 4), "paraphrases, Runtime(stop=False)": (5, 4),
         "side topics, Runtime(checkpoint_every=6)": (7, 5)}),
+    ("12.predict", "printed: the gates sections 4 and 6 run on the tidy task", {
+        "approve DeleteNotes": (0, 1), "approve SendMessage": (4, 0), "approve both, tainted": (0, 1)}),
     ("11.predict", "printed: the recovering runs of section 4", {
         "arguments not JSON, recovers, max_steps=3": (4, 1, 2), "missing field, never learns, max_steps=4": (4, 1, 2),
         "three calls at once, never learns, max_steps=4": (3, 0, 2),
