@@ -83,6 +83,7 @@ def fails_with_hint(id: str, wrong, hint: str) -> None:
 
     A wrong prediction says which rows are off and in which direction, and shows neither the true numbers nor
     why they are what they are (the hint meant for a row) until the learner asks: then it shows both."""
+    exercises._load(id.split(".")[0])
     exercise = exercises.REGISTRY.exercises.get(id)
     if exercise is None or not isinstance(exercise.checker, Prediction) or not isinstance(wrong, dict):
         verdict = answer(id, wrong)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from . import (NOT_DONE, REGISTRY, REVEAL_AFTER, Exercise, Fail, NotDone, Verdict, _cut, _wrong, exercise,
-               is_stub, shown)
+from .core import (NOT_DONE, REGISTRY, REVEAL_AFTER, Exercise, Fail, NotDone, Verdict, _cut, _wrong, exercise,
+                   is_stub, shown)
 
 
 @dataclass

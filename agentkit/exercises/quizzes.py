@@ -4,7 +4,7 @@ from __future__ import annotations
 import html
 from typing import Optional
 
-from . import NOT_DONE, Verdict, _find, shown
+from .core import NOT_DONE, Verdict, _find, shown
 from .saved import record
 
 

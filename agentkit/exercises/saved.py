@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from . import CHAPTERS, NOT_DONE, PROGRESS_FILE, REGISTRY, Report, _load, shown
+from .core import CHAPTERS, NOT_DONE, PROGRESS_FILE, REGISTRY, Report, _load, shown
 
 MAX_BYTES = 1_000_000
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none: the lstat below refuses links there
