@@ -21,7 +21,7 @@ LAYERS = {
     "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay", "embeddings"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
                   "context", "tasks", "evaluate", "lakeford", "approval", "memory"],
-    "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "modes", "loopback", "sick",
+    "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "capstone_world", "modes", "loopback", "sick",
                "channels", "runtime_suites", "paradigms",
                "widgets", "widgets.*", "__init__"],
 }
