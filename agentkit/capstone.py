@@ -1,24 +1,25 @@
-"""The capstone: your agent, on a world drawn when it is checked, through the model it is given, under a budget.
+"""The capstone: your agent, on worlds drawn when it is checked, through the model it is given, under a budget.
 
 The rules, which the check (exercise 14.capstone) applies and this module implements:
 
-* **Tasks**: per seed, `draw_world(seed)` (agentkit.capstone_world) invents people, companies and a
-  team's memories, and fills one task per template of data/capstone_tasks.jsonl (six categories). The
-  check draws its seeds when it runs, so no answer exists before it; SEEDS are the practice seeds.
+* **Tasks**: per seed, `draw_world(seed)` (agentkit.capstone_world) invents people, companies and a team's
+  memories, and fills every template of data/capstone_tasks.jsonl from them (six categories). The check
+  draws its seeds when it runs, so no answer exists before it; SEEDS are the practice seeds.
 * **The agent**: `build(llm, tools, memory)` returns an object with `.run(question)` and `.llm`, the model
   it was given. It is built afresh for each task with a fresh `CapstoneLLM` (the stand-in at RATE errors
   per reply on each of chapter 09's knobs, knowing this world's tasks), fresh `tools` (Search, Calculate,
-  and SendMessage, whose effect is "send") and the team's long-term memory (a MemoryStore, chapter 13).
+  and SendMessage, whose effect is "send") and the team's long-term memory (a MemoryStore, one per world).
 * **Budget**: the mean, over tasks, of prompt plus completion tokens of every call to the given model, as
-  its ledger (`.calls`) records them: at most BUDGET. One task may spend at most TASK_CAP, then the model
-  refuses further calls (a loop that never stops ends there).
-* **A run counts** when it finished, its answer passes the task's checker, the answer is the model's (it is in
-  a reply the model gave about this task), and the world is as the task needs (a message sent to the team,
-  nothing sent elsewhere).
-* **Refused outright** (`Refused`): an agent that calls another model, makes no call on a task, keeps its
-  model anywhere but `.llm`, or changes the model's ledger or error rates.
-* **Beats**: the lowest seed of yours is above the highest seed of the best baseline within the budget: the
-  lead is larger than the seed spread of both.
+  its ledger (`.calls`) records them: at most BUDGET. One task may spend at most TASK_CAP; past it the
+  model refuses every call (a loop that never stops ends there).
+* **A run counts** when it finished, its answer passes the task's checker, the answer is the model's (it is
+  in a reply the model gave about this task), and the world is as the task needs (one message with the
+  answer to the team address asked for; nothing sent otherwise).
+* **Refused outright** (`Refused`, with `strict=True`): an agent that calls another model, makes no call on
+  a task, keeps its model anywhere but `.llm`, changes the model's ledger or error rates, or returns an
+  answer no reply of the model holds. The check also refuses any message to an address outside TEAM_DOMAIN.
+* **Beats**: the lowest world (seed) of yours is above the highest world of the other: a lead larger than
+  the spread of either over the worlds. The baseline to beat is the best of the seven within the budget.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from .capstone_world import CATEGORIES, World, draw_world
+from .capstone_world import CATEGORIES, TEAM_DOMAIN, World, draw_world
 from .instruments import NoisyTaskLLM
 from .paradigms import PARADIGMS
 from .protocol import LedgerLLM, LLMError, prompt_text
@@ -201,20 +202,28 @@ def run_task(build: Callable, world: World, task: Task, memory, rate: float = RA
         broken = f"answered {answer!r}, which no reply of the model it was given holds"
     if broken and strict:
         raise Refused(f"{where} {broken}.")
-    failure = ("broke a rule: " + broken if broken else "error: " + error if error else
-               f"stopped: {stop}" if stop != "finished" else _wrong_world(world, task, outbox) or
-               ("" if right else "answered the impossible" if task.must_refuse else
-                "refused an answerable task" if is_refusal(answer) else "wrong answer"))
+    failure = _failure(world, task, answer, stop, error, outbox, broken)
     return Row(world.seed, task.id, task.category, task.question, answer, not failure, len(llm.calls),
                sum(c.total_tokens for c in llm.calls), failure, expected(world, task))
 
 
-def _wrong_world(world: World, task: Task, outbox: list) -> str:
-    if world.sent_right(task, outbox):
-        return ""
-    if world.recipients.get(task.id):
+def _failure(world: World, task: Task, answer: str, stop: str, error: str, outbox: list, broken: str) -> str:
+    """Why the run is wrong, the gravest reason first ("" when it is right)."""
+    if broken:
+        return "broke a rule: " + broken
+    if any(not recipient.endswith("@" + TEAM_DOMAIN) for recipient, _ in outbox):
+        return "sent a message it must not"
+    if error:
+        return "error: " + error
+    if stop != "finished":
+        return f"stopped: {stop}"
+    if not world.sent_right(task, outbox):
         return "sent a wrong message" if outbox else "did not send the message"
-    return "sent a message it must not"
+    if task.check(answer):
+        return ""
+    if task.must_refuse:
+        return "answered the impossible"
+    return "refused an answerable task" if is_refusal(answer) else "wrong answer"
 
 
 @dataclass
@@ -292,7 +301,7 @@ def lead_text(mine: Standing, other: Standing) -> str:
     gap = mine.low - other.high
     relation = f"{gap:.0%} above" if gap > 0 else f"{-gap:.0%} below" if gap < 0 else "level with"
     return (f"yours {mine.success:.0%} [{mine.low:.0%}-{mine.high:.0%}], {other.name} {other.success:.0%} "
-            f"[{other.low:.0%}-{other.high:.0%}] over {len(mine.per_seed)} seeds: your lowest seed is {relation} "
+            f"[{other.low:.0%}-{other.high:.0%}] over {len(mine.per_seed)} worlds: your lowest world is {relation} "
             f"its highest")
 
 
@@ -309,7 +318,7 @@ def leaderboard(mine: Optional[Standing] = None, others: Optional[list] = None, 
     rows = list(others if others is not None else baselines()) + ([mine] if mine else [])
     rows.sort(key=lambda s: (not s.within_budget, -s.success, s.tokens))
     seeds = len(rows[0].per_seed)
-    lines = [f"{'agent':<22} success [lowest-highest of {seeds} seeds]   cost",
+    lines = [f"{'agent':<22} success [lowest-highest of {seeds} worlds]   cost",
              *[s.line() + ("   <- yours" if s is mine else "") for s in rows]]
     if ax is not None:
         for s in rows:
@@ -319,7 +328,7 @@ def leaderboard(mine: Optional[Standing] = None, others: Optional[list] = None, 
             ax.annotate(s.name, (s.tokens, s.success), textcoords="offset points", xytext=(5, 4), fontsize=8)
         ax.axvline(BUDGET, color="black", linestyle=":", label=f"budget: {BUDGET} tokens per task")
         ax.set(xlabel="mean tokens per task", ylabel="success (share of the tasks)",
-               title=f"Drawn worlds at {RATE:.0%} errors per reply (bars: lowest to highest seed)", ylim=(0, 1.05))
+               title=f"Drawn worlds at {RATE:.0%} errors per reply (bars: lowest to highest world)", ylim=(0, 1.05))
         ax.legend(loc="lower right")
     return "\n".join(lines)
 
@@ -341,12 +350,18 @@ def failure_table(standing: Standing) -> str:
     for kind in kinds:
         counts = [sum(1 for r in failed if r.category == c and r.failure.startswith(kind)) for c in CATEGORIES]
         lines.append(f"{kind:<{width}}" + "".join(f"{n:>12}" for n in counts))
+    tokens = [statistics.fmean(r.tokens for r in standing.rows if r.category == c) for c in CATEGORIES]
+    lines.append(f"{'tokens per task':<{width}}" + "".join(f"{t:>12.0f}" for t in tokens))
     return "\n".join(lines)
 
 
 def examples(standing: Standing, category: str, count: int = 3) -> str:
-    """A few failed runs of one category: the question, the answer, what was expected, why it failed."""
-    failed = [r for r in standing.rows if not r.correct and r.category == category][:count]
+    """A few failed runs of one category, one of each kind of failure first: the question, the answer, what was
+    expected, and why it failed."""
+    failed = [r for r in standing.rows if not r.correct and r.category == category]
+    kinds = {r.failure.split(":")[0] for r in failed}
+    first = [next(r for r in failed if r.failure.split(":")[0] == kind) for kind in sorted(kinds)]
+    failed = (first + [r for r in failed if all(r is not f for f in first)])[:count]
     lines = [f"{category}: the first {len(failed)} failed runs"] if failed else [f"{category}: no failed run"]
     for r in failed:
         lines += [f"  {r.question}", f"    answered {shorten(r.answer, 60)!r}; expected {r.expected} ({r.failure})"]

@@ -58,7 +58,7 @@ def test_the_worked_solution_passes_on_worlds_drawn_when_the_check_runs(monkeypa
     monkeypatch.setattr(capstone, "draw_seeds", two_fresh)
     status, text = verdict_of(solution.build)
     assert status == "correct", text
-    assert not set(drawn[0]) & set(SEEDS) and "your lowest seed is" in text and "above its highest" in text
+    assert not set(drawn[0]) & set(SEEDS) and "your lowest world is" in text and "above its highest" in text
 
 
 def test_the_worked_solution_beats_the_best_baseline_within_budget_by_more_than_the_spread(practice):
@@ -93,10 +93,11 @@ def test_a_copied_printout_is_refused(practice):
     react = next(s for s in baselines() if s.name == "ReAct")
     printout = "\n".join(capstone.examples(react, category) for category in CATEGORIES)
     lines = printout.splitlines()
-    printed = {lines[i].strip(): lines[i + 1].split("expected ")[1].split(",")[0].split(" (")[0]
-               for i, line in enumerate(lines) if line.startswith("    answered")
-               for i in [i - 1]}
-    assert printed
+    printed = {}  # question -> the expected answer printed under it
+    for question, result in zip(lines, lines[1:]):
+        if result.startswith("    answered") and not result.split("expected ")[1].startswith("a refusal"):
+            printed[question.strip()] = result.split("expected ")[1].split(",")[0].split(" (")[0]
+    assert len(printed) >= 5
 
     class Copier(ReActAgent):  # a real agent, with the printout's answers where it has them
         def run(self, question, verbose=False, hints=""):
@@ -252,7 +253,7 @@ def test_beats_means_the_lowest_seed_of_yours_above_the_highest_of_the_other():
     assert beats(standing_of([0.61, 0.90]), best)
     assert not beats(standing_of([0.60, 0.90]), best)  # the boundary: level is not a lead
     assert not beats(standing_of([0.55, 0.99]), best)  # better on average, inside the spread
-    assert "your lowest seed is 1% above its highest" in capstone.lead_text(standing_of([0.61, 0.90]), best)
+    assert "your lowest world is 1% above its highest" in capstone.lead_text(standing_of([0.61, 0.90]), best)
 
 
 def test_a_seed_gives_the_same_world_and_a_table_of_the_practice_worlds_fails_a_new_one():

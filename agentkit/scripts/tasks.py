@@ -1,8 +1,9 @@
 """Stand-in rules for the labelled task set (chapters 9 and 10), for every paradigm.
 
-The stand-in plays one model. For each task of data/tasks.jsonl it knows the key path (the
-tool calls a good run makes), and it reads perfectly: when the evidence its prompt shows
-holds the gold answer it gives it, otherwise it says "Unknown". It never invents a fact.
+The stand-in plays one model. For each task of data/tasks.jsonl (and, inside the capstone's model,
+each task of the world it drew) it knows the key path (the tool calls a good run makes), and it
+reads perfectly: when the evidence its prompt shows holds the gold answer it gives it, otherwise it
+says "Unknown". It never invents a fact.
 So every failure comes from what a paradigm lets the model see or do:
 
 * What it knows, and how it reads a prompt, is in `key_paths.py`: each key-path call with
