@@ -69,7 +69,7 @@ class CapstoneLLM(NoisyTaskLLM):
         super().__init__(rate, seed=world.seed)
         self.rules = list(_rules_in_order())
         self.__known, self.__cap = world.known(), cap
-        self.__rules = (dict(self.rates), self.seed)
+        self.__settings = (dict(self.rates), self.seed)
         self.__spent = [0, 0]  # calls and tokens, counted apart from the public ledger
         self.__replies: list = []  # (task id, reply) of every reply the model gave about a task of this world
 
@@ -103,9 +103,9 @@ class CapstoneLLM(NoisyTaskLLM):
             raise LLMError(f"this task has spent {self.__spent[1]} tokens, past the capstone's cap of {self.__cap} "
                            "per task: the model takes no more calls")
 
-    def audit(self, task: Task) -> str:
-        """What is wrong with this model's state after `task` ("" when nothing): its ledger or its error rates."""
-        if (dict(self.rates), self.seed) != self.__rules:
+    def audit(self) -> str:
+        """What the agent changed in this model ("" when nothing): its error rates, its seed, or its ledger."""
+        if (dict(self.rates), self.seed) != self.__settings:
             return "changed the model's error rates or seed"
         spent = (len(self.calls), sum(c.total_tokens for c in self.calls))
         if spent != tuple(self.__spent):
@@ -193,7 +193,7 @@ def run_task(build: Callable, world: World, task: Task, memory, rate: float = RA
             answer, stop, error = "", "error", f"{type(e).__name__}: {e}"
     where = f"on task {task.id!r} ({task.question!r}) your agent"
     broken = (f"called a model it built itself ({', '.join(sorted(set(others)))})" if others else
-              llm.audit(task) or
+              llm.audit() or
               ("answered without calling the model it was given" if not llm.calls and not error else "") or
               ("keeps its model somewhere other than .llm" if agent is not None and
                getattr(agent, "llm", None) is not llm else ""))

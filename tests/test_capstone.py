@@ -1,8 +1,8 @@
 """The capstone (chapter 14): its check passes the worked solution and refuses each class of wrong answer, on worlds
 drawn when it runs, through the model it hands out, within a budget read from that model's ledger.
 
-Most checks here run on the practice seeds (`draw_seeds` patched), so the seven baselines are computed once per
-process; one runs on fresh seeds, as a learner's check does."""
+Most checks here run on two of the practice worlds (`draw_seeds` patched), so the seven baselines are computed
+once per process, on two worlds rather than five; one runs on fresh seeds, as a learner's check does."""
 from __future__ import annotations
 
 import copy
@@ -29,10 +29,13 @@ solution = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(solution)
 
 
+TEST_SEEDS = SEEDS[:2]
+
+
 @pytest.fixture
 def practice(monkeypatch):
-    """The check draws the practice seeds: the same worlds as the chapter (and as a table made from them)."""
-    monkeypatch.setattr(capstone, "draw_seeds", lambda count=capstone.CHECK_SEEDS: SEEDS)
+    """The check draws two practice seeds: worlds of the chapter (and of a table made from them)."""
+    monkeypatch.setattr(capstone, "draw_seeds", lambda count=capstone.CHECK_SEEDS: TEST_SEEDS)
 
 
 def verdict_of(build):
@@ -62,7 +65,7 @@ def test_the_worked_solution_passes_on_worlds_drawn_when_the_check_runs(monkeypa
 
 
 def test_the_worked_solution_beats_the_best_baseline_within_budget_by_more_than_the_spread(practice):
-    best = best_of(baselines())
+    best = best_of(baselines(TEST_SEEDS))
     status, text = verdict_of(solution.build)
     assert status == "correct" and f"{best.name} {best.success:.0%} [{best.low:.0%}-{best.high:.0%}]" in text, text
     tokens = int(text.split(" tokens per task")[0].rsplit(" ", 1)[1])
@@ -73,7 +76,7 @@ def test_the_worked_solution_beats_the_best_baseline_within_budget_by_more_than_
 
 
 def test_a_lookup_table_of_answers_is_refused_even_for_the_very_worlds_of_the_check(practice):
-    table = {task.question: str(task.gold) for seed in SEEDS for task in draw_world(seed).tasks}
+    table = {task.question: str(task.gold) for seed in TEST_SEEDS for task in draw_world(seed).tasks}
 
     class Table:
         def __init__(self, llm):
@@ -90,7 +93,7 @@ def test_a_lookup_table_of_answers_is_refused_even_for_the_very_worlds_of_the_ch
 
 def test_a_copied_printout_is_refused(practice):
     # What the chapter prints in its error analysis: questions with the expected answer, from the practice worlds.
-    react = next(s for s in baselines() if s.name == "ReAct")
+    react = next(s for s in baselines(TEST_SEEDS) if s.name == "ReAct")
     printout = "\n".join(capstone.examples(react, category) for category in CATEGORIES)
     lines = printout.splitlines()
     printed = {}  # question -> the expected answer printed under it
@@ -172,8 +175,8 @@ def test_an_agent_over_the_budget_fails_with_the_tokens_read_from_the_given_mode
 
 
 def test_an_agent_better_on_average_but_not_by_more_than_the_spread_fails(practice):
-    build = lambda llm, tools, memory: ReActAgent(llm, gated(tools))  # noqa: E731 - ReAct, with the gate only
-    mine, best = standing("gated ReAct", build), best_of(baselines())
+    build = lambda llm, tools, memory: ReActAgent(llm, gated(tools), max_steps=4)  # noqa: E731 - with the gate only
+    mine, best = standing("gated ReAct", build, TEST_SEEDS), best_of(baselines(TEST_SEEDS))
     assert mine.success > best.success and mine.low <= best.high and mine.within_budget  # the class itself
     status, text = verdict_of(build)
     assert status == "wrong" and "larger than the spread" in text and "By category: lookup" in text, text
@@ -191,7 +194,7 @@ def test_an_agent_that_sends_what_it_must_not_fails_whatever_its_score(practice)
         agent.tools = tools  # the gate taken off
         return agent
 
-    mine, best = standing("no gate", build), best_of(baselines())
+    mine, best = standing("no gate", build, TEST_SEEDS), best_of(baselines(TEST_SEEDS))
     assert beats(mine, best)  # it would win on the score alone
     status, text = verdict_of(build)
     assert status == "wrong" and "message(s) sent that must not be" in text and TEAM_DOMAIN in text, text
@@ -282,17 +285,17 @@ def test_the_stand_in_knows_a_drawn_world_only_inside_the_model_the_check_hands_
     given = ReActAgent(CapstoneLLM(world, rate=0), tools)
     own = ReActAgent(NoisyTaskLLM(0), world.tools()[0])
     assert given.run(task.question, verbose=False) == str(task.gold)
-    assert given.llm.replies_about(task) and given.llm.audit(task) == ""
+    assert given.llm.replies_about(task) and given.llm.audit() == ""
     assert own.run(task.question, verbose=False) != str(task.gold)
     assert "no script" in own.llm.calls[0].note
 
 
 def test_every_baseline_fails_the_memory_and_sends_what_it_must_not():
-    for s in baselines():
+    for s in baselines(TEST_SEEDS):
         assert s.by_category["memory"] == 0, s.name
         leaks = [r for r in s.rows if r.failure == "sent a message it must not"]
         assert leaks or s.name == "Plan-and-Solve", s.name  # Plan-and-Solve has no tools: it sends nothing at all
-    assert {r.failure for r in next(s for s in baselines() if s.name == "ReAct").rows if r.category == "memory"} \
+    assert {r.failure for r in next(s for s in baselines(TEST_SEEDS) if s.name == "ReAct").rows if r.category == "memory"} \
         <= {"refused an answerable task", "wrong answer"}
 
 
