@@ -311,3 +311,16 @@ def test_the_gate_task_reads_the_world_not_the_answer():
     deny_all = capstone.run_task(lambda llm, tools, memory: ReActAgent(llm, GatedExecutor(tools)), world, send,
                                  world.memory(), rate=0)
     assert deny_all.answer == str(send.gold) and deny_all.failure == "did not send the message"
+
+
+def test_a_blind_plan_names_the_evidence_and_never_the_answer_it_has_not_read():
+    from agentkit.rewoo import ReWOOAgent
+
+    world = draw_world(SEEDS[0])
+    send = next(t for t in world.tasks if t.id.startswith("send-born"))
+    tools, outbox = world.tools()
+    agent = ReWOOAgent(CapstoneLLM(world, rate=0), gated(tools))
+    assert agent.run(send.question, verbose=False) == f"{send.gold}"
+    plan = agent.llm.calls[0].reply
+    assert "SendMessage[" in plan and "#E1]" in plan and str(send.gold) not in plan
+    assert len(outbox) == 1 and str(send.gold) in outbox[0][1]  # #E1 became the whole evidence, year included
