@@ -121,7 +121,8 @@ class OwnModel:
         return self.inner.run(question)
 
 
-@pytest.mark.parametrize("own", ["a stand-in with no errors", "a copy of the model, errors off", "the course's stand-in"])
+@pytest.mark.parametrize("own", ["a stand-in with no errors", "a copy of the model, errors off",
+                                 "the course's stand-in"])
 def test_an_agent_with_a_model_of_its_own_is_refused(practice, own):
     def build(llm, tools, memory):
         if own == "a stand-in with no errors":
@@ -295,8 +296,8 @@ def test_every_baseline_fails_the_memory_and_sends_what_it_must_not():
         assert s.by_category["memory"] == 0, s.name
         leaks = [r for r in s.rows if r.failure == "sent a message it must not"]
         assert leaks or s.name == "Plan-and-Solve", s.name  # Plan-and-Solve has no tools: it sends nothing at all
-    assert {r.failure for r in next(s for s in baselines(TEST_SEEDS) if s.name == "ReAct").rows if r.category == "memory"} \
-        <= {"refused an answerable task", "wrong answer"}
+    react = next(s for s in baselines(TEST_SEEDS) if s.name == "ReAct")
+    assert {r.failure for r in react.rows if r.category == "memory"} <= {"refused an answerable task", "wrong answer"}
 
 
 def test_the_gate_task_reads_the_world_not_the_answer():
