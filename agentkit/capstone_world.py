@@ -24,6 +24,7 @@ from typing import Optional
 
 from .data import read_text
 from .memory_data import ATTRIBUTES, PEOPLE, SERVICES, memory_text
+from .memory_store import MemoryStore
 from .scripts.key_paths import Known
 from .tasks import CATEGORIES as CHAPTER_CATEGORIES
 from .tasks import Task, parse_call
@@ -152,8 +153,6 @@ class World:
 
     def memory(self):
         """A fresh long-term memory (chapter 13's MemoryStore, keyword search) holding the team's memories."""
-        from .memory_store import MemoryStore
-
         store = MemoryStore()
         store.add_many([fact.text for fact in sorted(self.facts, key=lambda f: f.session)], kind="session")
         return store
