@@ -27,8 +27,9 @@ LONGEST_FIRST = ("07_tree_of_thoughts.ipynb", "05_reflection.ipynb", "08_runtime
                  "11_real_models_and_tool_calling.ipynb", "test_wasm_sandbox.py", "test_widgets.py",
                  "test_loopback.py", "test_sandbox.py", "test_packaging.py", "09_hybrids_and_cost.ipynb",
                  "test_memory.py", "test_real_client.py", "test_course_tools.py", "10_evaluation.ipynb",
-                 "06_reflexion.ipynb", "13_memory_in_tiers.ipynb", "02_react.ipynb", "03_when_react_loops.ipynb",
-                 "04_plan_and_execute.ipynb", "test_tools.py", "test_exercises.py")
+                 "06_reflexion.ipynb", "13_memory_in_tiers.ipynb", "14_capstone.ipynb", "02_react.ipynb",
+                 "03_when_react_loops.ipynb", "04_plan_and_execute.ipynb", "test_capstone.py", "test_tools.py",
+                 "test_exercises.py")
 
 
 def pytest_collection_modifyitems(items):

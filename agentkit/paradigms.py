@@ -2,10 +2,10 @@
 
 `PARADIGMS[name](extra_steps=0)` returns a fresh agent with its own LLM client (`get_llm()`:
 the stand-in, or the real or local model that AP_MODE names; or the fresh `llm` you pass, such as
-an `agentkit.instruments.NoisyTaskLLM`) and its own tools, so runs never share a ledger. `extra_steps` widens the paradigm's step budget: ReAct's and
-Act-only's `max_steps`, the inner ReAct budget of Plan-and-Execute, of the hybrid and of
-Reflection + ReAct. The hybrid runs each sub-goal on a fresh `agentkit.runtime.Runtime()`
-(chapter 08's guards, with the course's settings). The harness's early-stop review calls it with 2 ("the same agent with two
+an `agentkit.instruments.NoisyTaskLLM`) and its own tools (or the fresh `tools` you pass), so runs never share
+a ledger. `extra_steps` widens the paradigm's step budget: ReAct's and Act-only's `max_steps`, the inner ReAct
+budget of Plan-and-Execute, of the hybrid and of Reflection + ReAct. The hybrid runs each sub-goal on a fresh
+`agentkit.runtime.Runtime()` (chapter 08's guards, with the course's settings). The harness's early-stop review calls it with 2 ("the same agent with two
 more steps"); the panel of chapter 10 with negative values. Plan-and-Solve and ReWOO have no
 step budget (their plan fixes the number of calls) and ignore it.
 """
@@ -26,6 +26,10 @@ HYBRID_STEPS = 6  # a sub-goal may hold several look-ups
 MIN_BUDGET = 1
 
 
+def _tools(tools):
+    return tools if tools is not None else default_executor()
+
+
 def _budget(base: int, extra_steps: int) -> int:
     budget = base + int(extra_steps)
     if budget < MIN_BUDGET:
@@ -33,32 +37,32 @@ def _budget(base: int, extra_steps: int) -> int:
     return budget
 
 
-def make_react(extra_steps: int = 0, llm=None) -> ReActAgent:
-    return ReActAgent(llm if llm is not None else get_llm(), default_executor(), max_steps=_budget(REACT_STEPS, extra_steps))
+def make_react(extra_steps: int = 0, llm=None, tools=None) -> ReActAgent:
+    return ReActAgent(llm if llm is not None else get_llm(), _tools(tools), max_steps=_budget(REACT_STEPS, extra_steps))
 
 
-def make_act_only(extra_steps: int = 0, llm=None) -> ActOnlyAgent:
-    return ActOnlyAgent(llm if llm is not None else get_llm(), default_executor(), max_steps=_budget(REACT_STEPS, extra_steps))
+def make_act_only(extra_steps: int = 0, llm=None, tools=None) -> ActOnlyAgent:
+    return ActOnlyAgent(llm if llm is not None else get_llm(), _tools(tools), max_steps=_budget(REACT_STEPS, extra_steps))
 
 
-def make_plan_and_solve(extra_steps: int = 0, llm=None) -> PlanAndSolveAgent:
+def make_plan_and_solve(extra_steps: int = 0, llm=None, tools=None) -> PlanAndSolveAgent:
     return PlanAndSolveAgent(llm if llm is not None else get_llm())
 
 
-def make_plan_and_execute(extra_steps: int = 0, llm=None) -> PlanAndExecuteAgent:
-    return PlanAndExecuteAgent(llm if llm is not None else get_llm(), default_executor(), react_steps=_budget(PLAN_EXECUTE_STEPS, extra_steps))
+def make_plan_and_execute(extra_steps: int = 0, llm=None, tools=None) -> PlanAndExecuteAgent:
+    return PlanAndExecuteAgent(llm if llm is not None else get_llm(), _tools(tools), react_steps=_budget(PLAN_EXECUTE_STEPS, extra_steps))
 
 
-def make_reflective_react(extra_steps: int = 0, llm=None) -> ReflectiveReActAgent:
-    return ReflectiveReActAgent(llm if llm is not None else get_llm(), default_executor(), max_steps=_budget(REACT_STEPS, extra_steps))
+def make_reflective_react(extra_steps: int = 0, llm=None, tools=None) -> ReflectiveReActAgent:
+    return ReflectiveReActAgent(llm if llm is not None else get_llm(), _tools(tools), max_steps=_budget(REACT_STEPS, extra_steps))
 
 
-def make_rewoo(extra_steps: int = 0, llm=None) -> ReWOOAgent:
-    return ReWOOAgent(llm if llm is not None else get_llm(), default_executor())
+def make_rewoo(extra_steps: int = 0, llm=None, tools=None) -> ReWOOAgent:
+    return ReWOOAgent(llm if llm is not None else get_llm(), _tools(tools))
 
 
-def make_hybrid(extra_steps: int = 0, llm=None) -> HybridAgent:
-    return HybridAgent(llm if llm is not None else get_llm(), default_executor(), runtime_factory=Runtime,
+def make_hybrid(extra_steps: int = 0, llm=None, tools=None) -> HybridAgent:
+    return HybridAgent(llm if llm is not None else get_llm(), _tools(tools), runtime_factory=Runtime,
                        react_steps=_budget(HYBRID_STEPS, extra_steps))
 
 

@@ -22,7 +22,7 @@ LAYERS = {
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
                   "context", "tasks", "evaluate", "lakeford", "approval", "pausable", "memory", "otel", "ledgers", "routing",
                   "team_guards", "members", "teams"],
-    "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "modes", "loopback", "sick",
+    "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "capstone_world", "modes", "loopback", "sick",
                "channels", "runtime_suites", "paradigms", "frontier", "team_faults",
                "widgets", "widgets.*", "bridge", "bridge.*", "__init__"],
 }

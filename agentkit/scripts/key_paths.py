@@ -4,7 +4,11 @@
   the knowledge base as well as the key paths), each input split into parts with their
   source: the question, an earlier call's Observation (its index), or the model itself
   (a constant such as 12 months, or words such as "speed of light" for a question about light).
-  A Search whose input comes from an earlier Observation is a *bridge*.
+  A Search input is one part; any other tool's input (Calculate, SendMessage) is split into its
+  numbers. A Search whose input comes from an earlier Observation is a *bridge*.
+* `knowing(Known(tasks, make_tools))`: while it holds, the stand-in also knows these tasks, whose key
+  paths replay through `make_tools()` (the capstone draws its tasks and their world at check time, and
+  only the model it hands out answers inside this block).
 * `describe` and `sub_goals` write the plans: one step per call (a step that needs an earlier
   result names it in words), or sub-goals that start at each call needing an earlier result.
 * Reading a prompt: `visible` (the text from the hints or the question on), `ready` (every part a
@@ -15,10 +19,11 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..data import DATA_DIR
 from ..tasks import Task, load_tasks, numbers_in, parse_call
 from ..tools import default_executor
 
@@ -49,18 +54,51 @@ class KeyCall:
 
 @functools.lru_cache(maxsize=1)
 def tasks() -> tuple[Task, ...]:
-    """Every task the stand-in knows: the chapters' set, and the capstone's held-out set."""
-    return tuple(load_tasks()) + tuple(load_tasks(DATA_DIR / "capstone_tasks.jsonl"))
+    """Every task of the chapters' set (data/tasks.jsonl)."""
+    return tuple(load_tasks())
 
 
-@functools.lru_cache(maxsize=None)
-def key_calls(task: Task) -> tuple[KeyCall, ...]:
-    """The task's key path, replayed through the real tools, with each input part's source."""
-    tools, calls = default_executor(), []
+@dataclass(eq=False)
+class Known:
+    """Tasks made elsewhere, known only inside `knowing(...)`; their key paths replay through `make_tools()`."""
+
+    tasks: tuple
+    make_tools: Callable
+    replayed: dict = field(default_factory=dict)  # task id -> key calls
+
+    def __post_init__(self) -> None:
+        self.ids = frozenset(map(id, self.tasks))
+        self.by_question = {task.question: task for task in self.tasks}
+        # One pass over a prompt finds any of the questions (a scan per question is ten times slower).
+        self.questions = re.compile("|".join(map(re.escape, sorted(self.by_question, key=len, reverse=True))))
+
+    def holds(self, task: Optional[Task]) -> bool:
+        """This very task object is one of these tasks (not merely an equal one)."""
+        return id(task) in self.ids
+
+
+_KNOWN: ContextVar[Optional[Known]] = ContextVar("agentkit_known_tasks", default=None)
+
+
+@contextmanager
+def knowing(known: Known):
+    token = _KNOWN.set(known)
+    try:
+        yield known
+    finally:
+        _KNOWN.reset(token)
+
+
+def known_now() -> Optional[Known]:
+    return _KNOWN.get()
+
+
+def _replay(task: Task, tools) -> tuple[KeyCall, ...]:
+    calls = []
     question, question_numbers = task.question.casefold(), set(numbers_in(task.question))
     for index, text in enumerate(task.key_path):
         tool, argument = parse_call(text)
-        if tool == "Calculate":
+        if tool != "Search":
             parts, used = [], set()
             for number in _NUMBER.findall(argument):
                 sources = [] if number in question_numbers else \
@@ -76,15 +114,42 @@ def key_calls(task: Task) -> tuple[KeyCall, ...]:
     return tuple(calls)
 
 
+@functools.lru_cache(maxsize=None)
+def _file_key_calls(task: Task) -> tuple[KeyCall, ...]:
+    return _replay(task, default_executor())
+
+
+def key_calls(task: Task) -> tuple[KeyCall, ...]:
+    """The task's key path, replayed through the real tools, with each input part's source."""
+    known = _KNOWN.get()
+    if known is not None and known.holds(task):
+        if task.id not in known.replayed:
+            known.replayed[task.id] = _replay(task, known.make_tools())
+        return known.replayed[task.id]
+    return _file_key_calls(task)
+
+
 @functools.lru_cache(maxsize=256)
+def _file_task_in(prompt: str) -> Optional[Task]:
+    return next((task for task in tasks() if task.question in prompt), None)
+
+
+@functools.lru_cache(maxsize=256)
+def _known_task_in(prompt: str, known: Known) -> Optional[Task]:
+    found = known.questions.search(prompt) if known.tasks else None
+    return known.by_question[found.group(0)] if found else None
+
+
 def task_in(prompt: str) -> Optional[Task]:
     """The task whose question the prompt holds, or None."""
-    return next((task for task in tasks() if task.question in prompt), None)
+    known = _KNOWN.get()
+    found = _known_task_in(prompt, known) if known is not None else None
+    return found if found is not None else _file_task_in(prompt)
 
 
 def with_refs(call: KeyCall, ref: Callable[[int], str]) -> str:
     """The call's input with every part that comes from an earlier call replaced by ref(index)."""
-    if call.tool != "Calculate":
+    if call.tool == "Search":
         return ref(call.parts[0][1]) if call.bridge else call.input
     sources = iter(j for _, j in call.parts)
 
@@ -101,7 +166,7 @@ def describe(call: KeyCall, unit: str = "step", number: Callable[[int], int] = l
         if call.bridge:
             return f"Search for the follow-up named in the result of {unit} {number(call.parts[0][1])}."
         return f"Search for {call.input}."
-    return f"Calculate {with_refs(call, lambda j: f'(the number from {unit} {number(j)})')}."
+    return f"{call.tool} {with_refs(call, lambda j: f'(the number from {unit} {number(j)})')}."
 
 
 def sub_goals(task: Task) -> list[list[KeyCall]]:
@@ -130,7 +195,7 @@ def visible(prompt: str) -> str:
 
 def ready(call: KeyCall, text: str) -> bool:
     """Every part the call needs from earlier calls is visible in `text`."""
-    shown = set(numbers_in(text)) if call.tool == "Calculate" else None
+    shown = set(numbers_in(text)) if call.tool != "Search" else None
     return all(j is None or (part in shown if shown is not None else part.casefold() in text.casefold())
                for part, j in call.parts)
 

@@ -1,8 +1,9 @@
 """Stand-in rules for the labelled task set (chapters 9 and 10), for every paradigm.
 
-The stand-in plays one model. For each task of data/tasks.jsonl it knows the key path (the
-tool calls a good run makes), and it reads perfectly: when the evidence its prompt shows
-holds the gold answer it gives it, otherwise it says "Unknown". It never invents a fact.
+The stand-in plays one model. For each task of data/tasks.jsonl (and, inside the capstone's model,
+each task of the world it drew) it knows the key path (the tool calls a good run makes), and it
+reads perfectly: when the evidence its prompt shows holds the gold answer it gives it, otherwise it
+says "Unknown". It never invents a fact.
 So every failure comes from what a paradigm lets the model see or do:
 
 * What it knows, and how it reads a prompt, is in `key_paths.py`: each key-path call with
@@ -50,7 +51,7 @@ from ..tasks import Task, is_refusal, numbers_in
 from ..tools import calculator
 from .key_paths import (
     UNKNOWN_NO_INFORMATION, UNKNOWN_NOT_SAID, KeyCall, describe, describe_sub_goal, done, final_answer, gold_in,
-    key_calls, observation_after, ready, sub_goals, task_in, visible, with_refs,
+    key_calls, known_now, observation_after, ready, sub_goals, task_in, visible, with_refs,
 )
 from .react import FALLBACK_MARKER, REACT_MARKER
 
@@ -66,6 +67,8 @@ def _thought_for(call: KeyCall) -> str:
         return f"The observation names {call.input}; I look that up next."
     if call.tool == "Search":
         return f"I need to look up {call.input}."
+    if call.tool != "Calculate":
+        return f"I have what it needs; I call {call.tool}."
     return f"I have the numbers; I calculate {call.input}."
 
 
@@ -131,6 +134,8 @@ def plan_and_solve_step(prompt: str) -> str:
     if call.tool == "Search":
         return f"I cannot look up {call.input if not call.bridge else 'that'}: I have no tools, " \
                "and no earlier result gives it."
+    if call.tool != "Calculate":
+        return f"I cannot do this step: I have no tools, and {call.tool} is one."
     if not ready(call, text):
         return "I cannot calculate this: the numbers it needs are not in my prompt."
     return f"{call.input} = {calculator(call.input)}"
@@ -224,7 +229,8 @@ def review_reply(prompt: str) -> str:
 def rewoo_plan_reply(prompt: str) -> str:
     lines = []
     for call in key_calls(task_in(prompt)):
-        reason = f"Look up {call.input}." if call.tool == "Search" else "Calculate the result."
+        reason = {"Search": f"Look up {call.input}.", "Calculate": "Calculate the result."}.get(
+            call.tool, f"Call {call.tool} with what it needs.")
         if call.bridge:
             reason = f"Look up what #E{call.parts[0][1] + 1} names."
         lines += [f"Plan: {reason}", f"#E{call.index + 1} = {call.tool}[{with_refs(call, lambda j: f'#E{j + 1}')}]"]
@@ -255,9 +261,13 @@ KINDS = [
 ]
 
 
-@functools.lru_cache(maxsize=256)
 def kind_of(prompt: str) -> str:
-    """The name of the rule that answers this prompt, or "" when it is not about a task of the set."""
+    """The name of the rule that answers this prompt, or "" when it is not about a task the stand-in knows."""
+    return _kind_of(prompt, known_now())
+
+
+@functools.lru_cache(maxsize=256)
+def _kind_of(prompt: str, known) -> str:  # `known`: the tasks known besides the files' (key_paths.knowing)
     if task_in(prompt) is None:
         return ""
     return next((kind for kind, markers in KINDS if all(m in prompt for m in markers)), "")
