@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import itertools
 import json
 import os
 import queue
-import secrets
 import subprocess
 import sys
 import tempfile
@@ -44,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from . import wasm_module
-from .wasm_worker import MAX_DEPTH
+from .wasm_disk import MAX_DEPTH, remove_tree
 
 DEFAULT_TIMEOUT_S = 2.0
 DEFAULT_MEMORY_MB = 256
@@ -122,7 +120,7 @@ def run_code(
             output = _text(run_dir / "stdout", max_output_chars)
             stderr = _text(run_dir / "stderr", max_output_chars)
         finally:
-            _remove_tree(run_dir)
+            remove_tree(run_dir)
     stop = reply["stop"]
     if stop == "time":
         error = f"timed out: stopped at the {timeout_s:g} s wall-clock limit"
@@ -207,9 +205,9 @@ class _Worker:
                          name="agentkit-wasm-worker-reader").start()
         ready = self._receive(START_PATIENCE_S)
         if not isinstance(ready, dict) or not ready.get("ready"):
-            self.close()
-            raise RuntimeError(ready["error"] if isinstance(ready, dict) and "error" in ready
-                               else f"the WebAssembly engine's worker did not start: {self._log_tail()}")
+            problem = ready["error"] if isinstance(ready, dict) else f"its worker did not start: {self._log_tail()}"
+            self.close(kill=True)
+            raise RuntimeError(f"the WebAssembly engine cannot run code: {problem}")
         for message in ready["warnings"]:
             warnings.warn(message, stacklevel=4)
 
@@ -225,13 +223,18 @@ class _Worker:
             reply = self._receive(patience_s)
         except OSError:  # it died before it read the job
             reply = None
+        except BaseException:  # interrupted (Ctrl-C): a worker we stopped listening to must not answer the next job
+            self.close(kill=True)
+            raise
         if reply == "late":
             self.close(kill=True)
             return {"stop": "time", "duration_s": time.monotonic() - start}
-        if reply is None:
+        if reply is None:  # it crashed: say how, with the end of what it printed
+            self.process.wait()
+            detail = (f"the engine's worker process ended during the run (exit code {self.process.returncode}): "
+                      f"{self._log_tail()[-300:]}")
             self.close()
-            return {"stop": "worker", "duration_s": time.monotonic() - start,
-                    "detail": f"the engine's worker process ended during the run (exit code {self.process.returncode})"}
+            return {"stop": "worker", "detail": detail, "duration_s": time.monotonic() - start}
         if reply["stuck"]:
             self.close()  # it exits by itself; we wait, so its files are closed before the folder goes
         return reply
@@ -276,29 +279,3 @@ def _read_lines(stream, replies: queue.Queue) -> None:
 def _stop_worker() -> None:
     if _worker is not None:
         _worker.close()
-
-
-def _remove_tree(root: Path) -> None:
-    """Remove a folder the code filled, however deep (shutil.rmtree recurses, and long paths fail):
-    each sub-folder's entries are first moved up into `root`, so every path stays short."""
-    unique = f"~{secrets.token_hex(8)}-"
-    for number in itertools.count():
-        try:
-            with os.scandir(root) as listing:
-                entries = list(listing)
-        except OSError:
-            return
-        if not entries or number > 10 * MAX_ENTRIES:  # the bound only guards against a loop we did not foresee
-            break
-        for entry in entries:
-            with contextlib.suppress(OSError):
-                if entry.is_dir(follow_symlinks=False):
-                    with os.scandir(entry.path) as inner:
-                        children = [child.path for child in inner]
-                    for index, child in enumerate(children):
-                        os.rename(child, root / f"{unique}{number}-{index}")
-                    os.rmdir(entry.path)
-                else:
-                    os.unlink(entry.path)
-    with contextlib.suppress(OSError):
-        os.rmdir(root)

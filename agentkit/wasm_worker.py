@@ -22,26 +22,21 @@ and reads back through its own descriptor: whatever the code makes of the names 
 """
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 import sys
 import threading
 import time
 import warnings
 from pathlib import Path
 
+from .wasm_disk import TimeUp, TooDeep, held_files, usage
 from .wasm_module import engine_and_module, stdlib_folder
 
 WATCH_EVERY_S = 0.005
 STOP_PATIENCE_S = 0.25  # for the code to reach its next instruction once stopped; past it, it sleeps in the engine
-MAX_DEPTH = 100  # folders inside folders: each level of the walk holds a descriptor
 GUEST_FOLDER = "/sandbox"
 GUEST_REPORT = "/report"
-_BY_DESCRIPTOR = os.listdir in os.supports_fd and os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
-_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-_GONE = {errno.ENOENT, errno.ENOTDIR, errno.ELOOP}  # removed, or swapped for a file or a link, since it was listed
 
 # Runs inside the engine: run the code, then write the report, `[error, value]` in JSON, into the file
 # the host made (opened first, so nothing the code does to /report changes where it goes). Every module
@@ -101,14 +96,6 @@ for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
     stream.flush()
 os._exit(0)  # skips the rest of the interpreter's clean-up, a sixth of a short run: we read nothing it does
 """
-
-
-class TooDeep(Exception):
-    """Folders nested deeper than MAX_DEPTH."""
-
-
-class TimeUp(Exception):
-    """The deadline passed during a measurement."""
 
 
 def main(cache: str, runtime: str) -> None:
@@ -222,6 +209,7 @@ class _Run:
                 outcome.append(f"the engine stopped the run: {type(exc).__name__}: {str(exc)[:200]}")
 
         runner = threading.Thread(target=call, daemon=True, name="agentkit-wasm-run")
+        self.held_before = frozenset(held_files())  # ours and the engine's, before the code can open a file
         start = time.monotonic()
         deadline = start + self.job["timeout_s"]
         runner.start()
@@ -245,7 +233,8 @@ class _Run:
 
     def _check_disk(self, deadline: float | None) -> None:
         try:
-            used, entries = usage(self.folders, self.job["max_disk_bytes"], self.job["max_entries"], deadline)
+            used, entries = usage(self.folders, self.job["max_disk_bytes"], self.job["max_entries"], deadline,
+                                  self.held_before)
         except TimeUp:
             return self._stop("time")
         except TooDeep:
@@ -275,100 +264,3 @@ def _size(path: Path) -> int:
         return os.stat(path).st_size
     except FileNotFoundError:  # not written yet
         return 0
-
-
-def usage(folders, max_bytes: int, max_entries: int, deadline: float | None = None) -> tuple[int, int]:
-    """(bytes, entries) in `folders`, and in files this process holds open whose every name is gone.
-
-    Apparent sizes (a sparse file counts in full), links not followed, a hard-linked file once; counting
-    stops once past a limit. Raises TimeUp past `deadline`, TooDeep, or OSError for what it could not measure.
-    """
-    total, entries = held_after_unlink()
-    seen: set[tuple[int, int]] = set()
-    for root in folders:
-        for status in _walk(root, deadline):
-            entries += 1
-            if not stat.S_ISDIR(status.st_mode) and (status.st_dev, status.st_ino) not in seen:
-                seen.add((status.st_dev, status.st_ino))
-                total += status.st_size
-            if total > max_bytes or entries > max_entries:
-                return total, entries
-    return total, entries
-
-
-def held_after_unlink() -> tuple[int, int]:
-    """(bytes, files) of regular files open in this process with no name left: the code's, removed while open."""
-    if not os.path.isdir("/dev/fd"):  # Windows: not counted (see wasm_sandbox's docstring)
-        return 0, 0
-    total = files = 0
-    for name in os.listdir("/dev/fd"):
-        try:
-            status = os.fstat(int(name))
-        except OSError as exc:
-            if exc.errno == errno.EBADF:  # closed since the listing (the listing's own, for one)
-                continue
-            raise
-        if stat.S_ISREG(status.st_mode) and status.st_nlink == 0:
-            total, files = total + status.st_size, files + 1
-    return total, files
-
-
-def _walk(root: Path, deadline: float | None):
-    """The status of every entry under `root`, depth first, one open folder per level of the current path."""
-    if not _BY_DESCRIPTOR:
-        yield from _walk_by_path(root, deadline)
-        return
-    opened = [_open_folder(root)]
-    try:
-        while opened:
-            folder, names = opened[-1]
-            name = next(names, None)
-            if name is None:
-                os.close(opened.pop()[0])
-                continue
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeUp
-            try:
-                status = os.stat(name, dir_fd=folder, follow_symlinks=False)
-                if stat.S_ISDIR(status.st_mode):
-                    if len(opened) > MAX_DEPTH:
-                        raise TooDeep
-                    opened.append(_open_folder(name, folder))
-            except OSError as exc:
-                if exc.errno not in _GONE:
-                    raise
-                continue
-            yield status
-    finally:
-        for folder, _ in opened:
-            os.close(folder)
-
-
-def _open_folder(name, parent: int | None = None) -> tuple[int, object]:
-    """A folder's descriptor (never through a link) and an iterator over its names."""
-    folder = os.open(name, _FOLDER_FLAGS, dir_fd=parent)
-    try:
-        return folder, iter(os.listdir(folder))
-    except BaseException:
-        os.close(folder)
-        raise
-
-
-def _walk_by_path(root: Path, deadline: float | None):
-    """The same walk by names, where folders have no descriptors (Windows): a path too long fails, and stops the run."""
-    pending = [(os.fspath(root), 1)]
-    while pending:
-        folder, depth = pending.pop()
-        try:
-            with os.scandir(folder) as listing:
-                for entry in listing:
-                    if deadline is not None and time.monotonic() > deadline:
-                        raise TimeUp
-                    status = entry.stat(follow_symlinks=False)
-                    yield status
-                    if stat.S_ISDIR(status.st_mode):
-                        if depth > MAX_DEPTH:
-                            raise TooDeep
-                        pending.append((entry.path, depth + 1))
-        except FileNotFoundError:
-            continue

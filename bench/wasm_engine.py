@@ -21,7 +21,8 @@ from pathlib import Path
 from agentkit.wasm_sandbox import run_code
 
 SLEEPERS = 3
-HOARD_AND_SLEEP = "hoard = bytearray(100 * 2**20)\nhoard[::4096] = b'x' * len(hoard[::4096])\nimport time\ntime.sleep(60)"
+HOARD_AND_SLEEP = ("hoard = bytearray(100 * 2**20)\nhoard[::4096] = b'x' * len(hoard[::4096])  # touched: resident\n"
+                   "import time\ntime.sleep(60)")
 
 
 def timed(code: str, expression: str | None = None, **limits) -> float:

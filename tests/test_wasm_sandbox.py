@@ -10,6 +10,7 @@ import gc
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -22,7 +23,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from agentkit import wasm_module, wasm_sandbox, wasm_worker
+from agentkit import wasm_disk, wasm_module, wasm_sandbox, wasm_worker
 from agentkit.wasm_sandbox import MAX_OUTPUT_CHARS
 
 # A busy machine can take longer than the 2 s default for a run that is not about time; the tests about
@@ -277,13 +278,39 @@ def test_a_sleeper_ends_at_its_limit_with_everything_it_held(sleep):
     assert run_code("x = 1", "x").value == 1  # and the next run gets a new one
 
 
+def _during_a_run(act, **limits):
+    """The result of a busy run, with `act(worker_process)` done to its worker while it runs."""
+    run_code("x = 1")  # a worker is up
+    results = []
+    runner = threading.Thread(target=lambda: results.append(run_code("while True:\n    pass", **limits)))
+    runner.start()
+    time.sleep(0.1)
+    act(wasm_sandbox._worker.process)
+    runner.join()
+    return results[0]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="freezes the worker with SIGSTOP")
+def test_a_worker_that_does_not_answer_is_killed_at_the_backstop(monkeypatch):
+    monkeypatch.setattr(wasm_sandbox, "BACKSTOP_S", 0.2)
+    result = _during_a_run(lambda worker: worker.send_signal(signal.SIGSTOP), timeout_s=0.3)
+    assert result.timed_out and result.duration_s < 0.3 + 0.2 + MARGIN_S
+    assert run_code("x = 1", "x").value == 1
+
+
+def test_a_worker_that_dies_is_a_clear_error_and_replaced():
+    result = _during_a_run(lambda worker: worker.kill(), timeout_s=GENEROUS_S)
+    assert result.error.startswith("the engine's worker process ended during the run") and not result.timed_out
+    assert run_code("x = 1", "x").value == 1
+
+
 def test_a_walk_that_outlasts_the_deadline_stops_the_run(tmp_path):
     # The watcher looked at the clock only between walks, and a walk by paths through a chain of 1,990 folders
     # with 7,000 files at its bottom took a second: it now looks at every entry (and walks by descriptors).
     for i in range(50):
         (tmp_path / f"f{i}").write_text("x")
-    with pytest.raises(wasm_worker.TimeUp):
-        wasm_worker.usage([tmp_path], 2**30, 10**6, deadline=time.monotonic() - 1)
+    with pytest.raises(wasm_disk.TimeUp):
+        wasm_disk.usage([tmp_path], 2**30, 10**6, deadline=time.monotonic() - 1)
 
 
 def test_memory_bomb_is_a_memory_error(run):
@@ -319,7 +346,7 @@ def test_folders_nested_past_the_longest_path_still_count():
 
 @pytest.mark.skipif(os.mkdir not in os.supports_dir_fd, reason="needs dir_fd")
 def test_folders_nested_deeper_than_the_limit_are_stopped():
-    from agentkit.wasm_worker import MAX_DEPTH
+    from agentkit.wasm_disk import MAX_DEPTH
 
     result = run_code(CHAIN.format(depth=MAX_DEPTH + 1, name="'d'", then=""))
     assert result.error == f"disk limit exceeded: folders nested more than {MAX_DEPTH} deep", result
@@ -331,6 +358,8 @@ def test_a_file_removed_while_open_still_counts():
     code = "import os\nkept = open('big', 'wb')\nos.unlink('big')\nfor _ in range(12):\n    kept.write(b'x' * 2**20)\n"
     result = run_code(code, max_disk_mb=4)
     assert result.error == "disk limit exceeded: the folder grew past 4 MB", result
+    # What the engine itself holds that way (its memory image, 3.4 MB here) is not the code's to pay for.
+    assert run_code(code.replace("range(12)", "range(3)"), max_disk_mb=4).ok
 
 
 def test_a_file_grown_as_the_run_ends_still_counts():
@@ -344,8 +373,8 @@ def test_what_cannot_be_measured_stops_the_run(tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied")
     monkeypatch.setattr(wasm_worker, "usage", unreadable)
     run = wasm_worker._Run.__new__(wasm_worker._Run)  # the watcher's part alone, without a store
-    run.engine, run.folders, run.stop_reason, run.detail = SimpleNamespace(increment_epoch=list), [tmp_path], None, ""
-    run.job = {"max_disk_bytes": 2**20, "max_entries": 10}
+    run.engine, run.folders, run.held_before = SimpleNamespace(increment_epoch=list), [tmp_path], frozenset()
+    run.stop_reason, run.detail, run.job = None, "", {"max_disk_bytes": 2**20, "max_entries": 10}
     run._check_disk(None)
     assert (run.stop_reason, run.detail) == ("unmeasured", "Permission denied")
 
@@ -379,7 +408,7 @@ def test_a_folder_nested_deeper_than_the_recursion_limit_is_removed(tmp_path):
         if sys.version_info < (3, 13):  # 3.13 made rmtree iterative
             with pytest.raises(RecursionError):
                 shutil.rmtree(root)  # recurses once per level: it failed on a run's deep folders
-        wasm_sandbox._remove_tree(root)
+        wasm_disk.remove_tree(root)
     finally:
         sys.setrecursionlimit(previous)
         gc.enable()

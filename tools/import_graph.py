@@ -15,9 +15,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentkit"
 # Lowest first; a module may import from its own layer or any layer below, never above.
 LAYERS = {
     "foundations": ["data", "text", "settings", "tokens", "parsing", "tools", "faults", "batch", "game24",
-                    "lessons", "sandbox", "sandbox_supervisor", "wasm_module", "wasm_worker", "wasm_sandbox",
-                    "data.make_game24", "world", "mcp_server", "mcp_tools", "game24_human", "retrieval", "memory_store",
-                    "memory_data"],
+                    "lessons", "sandbox", "sandbox_supervisor", "wasm_module", "wasm_disk", "wasm_worker",
+                    "wasm_sandbox", "data.make_game24", "world", "mcp_server", "mcp_tools", "game24_human", "retrieval",
+                    "memory_store", "memory_data"],
     "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay", "embeddings"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
                   "context", "tasks", "evaluate", "lakeford", "approval", "memory"],
