@@ -34,7 +34,7 @@ from .wasm_disk import TimeUp, TooDeep, held_files, usage
 from .wasm_module import engine_and_module, stdlib_folder
 
 WATCH_EVERY_S = 0.005
-STOP_PATIENCE_S = 0.25  # for the code to reach its next instruction once stopped; past it, it sleeps in the engine
+STOP_PATIENCE_S = 0.1  # for the code to reach its next instruction once stopped; past it, it sleeps in the engine
 GUEST_FOLDER = "/sandbox"
 GUEST_REPORT = "/report"
 
