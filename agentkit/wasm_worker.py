@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -100,6 +101,7 @@ os._exit(0)  # skips the rest of the interpreter's clean-up, a sixth of a short 
 
 def main(cache: str, runtime: str) -> None:
     """Serve jobs from stdin until it closes (our parent ended), or until a run could not be stopped."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant for our parent (a notebook's interrupt): it ends us
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # a stray print (wasmtime's, a library's) cannot garble the channel
     sys.stdout = sys.stderr
