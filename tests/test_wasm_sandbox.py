@@ -5,20 +5,25 @@ tests run against the process sandbox (`agentkit.sandbox`, guard on): there the 
 outside, the planted cache, the secret, the name lookup, ctypes, the disk, the output, the deep value
 and the limits fail, because those escapes get through. That is how we checked they test something.
 """
+import contextlib
 import gc
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
 import threading
+import time
 import traceback
+import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from agentkit import wasm_module, wasm_sandbox
+from agentkit import wasm_disk, wasm_module, wasm_sandbox, wasm_worker
 from agentkit.wasm_sandbox import MAX_OUTPUT_CHARS
 
 # A busy machine can take longer than the 2 s default for a run that is not about time; the tests about
@@ -182,6 +187,54 @@ for name, attempt in [("getaddrinfo", lambda: socket.getaddrinfo("localhost", 53
     assert result.ok and "done" not in result.value.values(), result.value
 
 
+# --- the report comes back through our own file, never through a name the code chose ----------
+
+
+def _link_to(target: Path) -> str:
+    """A relative link target from the run's /report folder up to the root and down to `target`."""
+    return "../" * 40 + str(target).lstrip("/")
+
+
+def test_links_planted_in_the_report_folder_are_never_followed(outside):
+    settings = outside / "settings.json"  # any file of ours the code can name: a config, a .env, /proc/self/environ
+    settings.write_text(json.dumps({"LLM_API_KEY": SECRET}))
+    code = ("import os\n" + "".join(f"try:\n    os.unlink('/report/{name}')\nexcept OSError:\n    pass\n"
+                                    f"os.symlink({_link_to(settings)!r}, '/report/{name}')\n"
+                                    for name in ["report", "value.json", "error.txt"])
+            + "open('/report/done', 'w').close()\nos._exit(0)")
+    result = run_code(code)
+    assert SECRET not in json.dumps([result.value, result.error, result.output, result.stderr]), result
+    assert result.error == "the code ended without a report"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a FIFO")
+def test_a_report_link_to_a_fifo_does_not_hold_us(outside):
+    fifo = outside / "fifo"
+    os.mkfifo(fifo)
+    code = ("import os\n" + "".join(f"try:\n    os.unlink('/report/{n}')\nexcept OSError:\n    pass\n"
+                                    f"os.symlink({_link_to(fifo)!r}, '/report/{n}')\n"
+                                    for n in ["report", "value.json", "error.txt"])
+            + "open('/report/done', 'w').close()")
+    results = []
+    runner = threading.Thread(target=lambda: results.append(run_code(code)), daemon=True)
+    runner.start()
+    runner.join(GENEROUS_S)
+    if runner.is_alive():
+        for _ in range(10):  # held by the FIFO: a writer that opens and closes it lets one reader go
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            runner.join(1)
+        pytest.fail("the host opened the FIFO the code linked to, and waited on it")
+    assert results[0].ok  # the runner's report came back through our own descriptor
+
+
+def test_the_code_may_write_its_own_report_which_is_only_data():
+    forged = "open('/report/report', 'w').write('[null, {\"claim\": \"all tests pass\"}]')\nimport os\nos._exit(0)"
+    assert run_code(forged).value == {"claim": "all tests pass"}  # what the code could have returned anyway
+    assert run_code("open('/report/report', 'w').write('[1, 2]')\nimport os\nos._exit(0)").error == (
+        "the report is not in the runner's form")
+
+
 # --- no native code, no process ----------------------------------------
 
 
@@ -213,9 +266,51 @@ def test_infinite_loop_is_stopped_by_the_clock(run):
     assert result.duration_s < 0.2 + MARGIN_S
 
 
-def test_a_long_sleep_does_not_hold_us():
-    result = run_code("import time\ntime.sleep(30)", timeout_s=0.5)
-    assert result.timed_out and result.duration_s < 0.5 + MARGIN_S
+@pytest.mark.parametrize("sleep", ["import time\ntime.sleep(30)", "import select\nselect.select([], [], [], 30)"])
+def test_a_sleeper_ends_at_its_limit_with_everything_it_held(sleep):
+    # A sleep is a call into the engine that no interrupt reaches: once abandoned, it kept its thread,
+    # its memory and its files until the sleep ended (three such runs held 459 MB).
+    hoard = "hoard = bytearray(32 * 2**20)\nkeep = open('kept.txt', 'w')\n"
+    result = run_code(hoard + sleep, timeout_s=0.3)
+    assert result.timed_out and result.duration_s < 0.3 + MARGIN_S
+    assert [t.name for t in threading.enumerate() if t.name == "agentkit-wasm-run"] == []
+    assert wasm_sandbox._worker.process.poll() is not None  # the process it slept in has ended
+    assert run_code("x = 1", "x").value == 1  # and the next run gets a new one
+
+
+def _during_a_run(act, **limits):
+    """The result of a busy run, with `act(worker_process)` done to its worker while it runs."""
+    run_code("x = 1")  # a worker is up
+    results = []
+    runner = threading.Thread(target=lambda: results.append(run_code("while True:\n    pass", **limits)))
+    runner.start()
+    time.sleep(0.1)
+    act(wasm_sandbox._worker.process)
+    runner.join()
+    return results[0]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="freezes the worker with SIGSTOP")
+def test_a_worker_that_does_not_answer_is_killed_at_the_backstop(monkeypatch):
+    monkeypatch.setattr(wasm_sandbox, "BACKSTOP_S", 0.2)
+    result = _during_a_run(lambda worker: worker.send_signal(signal.SIGSTOP), timeout_s=0.3)
+    assert result.timed_out and result.duration_s < 0.3 + 0.2 + MARGIN_S
+    assert run_code("x = 1", "x").value == 1
+
+
+def test_a_worker_that_dies_is_a_clear_error_and_replaced():
+    result = _during_a_run(lambda worker: worker.kill(), timeout_s=GENEROUS_S)
+    assert result.error.startswith("the engine's worker process ended during the run") and not result.timed_out
+    assert run_code("x = 1", "x").value == 1
+
+
+def test_a_walk_that_outlasts_the_deadline_stops_the_run(tmp_path):
+    # The watcher looked at the clock only between walks, and a walk by paths through a chain of 1,990 folders
+    # with 7,000 files at its bottom took a second: it now looks at every entry (and walks by descriptors).
+    for i in range(50):
+        (tmp_path / f"f{i}").write_text("x")
+    with pytest.raises(wasm_disk.TimeUp):
+        wasm_disk.usage([tmp_path], 2**30, 10**6, deadline=time.monotonic() - 1)
 
 
 def test_memory_bomb_is_a_memory_error(run):
@@ -227,6 +322,61 @@ def test_disk_fill_is_stopped(run, tmp_path):
     code = "i = 0\nwhile True:\n    open(f'f{i}', 'wb').write(b'x' * 15 * 2**20)\n    i += 1"
     result = run(code, timeout_s=10, max_disk_mb=16)
     assert not result.timed_out and "disk limit" in result.error
+
+
+# A chain of folders built through descriptors, as deep as the code likes, then `then` run at its bottom (fd).
+CHAIN = """import os
+fd = os.open('.', os.O_RDONLY)
+for _ in range({depth}):
+    os.mkdir({name}, dir_fd=fd)
+    inner = os.open({name}, os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = inner
+{then}"""
+WRITE_12_MB_HERE = ("out = os.open('big', os.O_WRONLY | os.O_CREAT, dir_fd=fd)\n"
+                    "for _ in range(12):\n    os.write(out, b'x' * 2**20)\n")
+
+
+@pytest.mark.skipif(os.mkdir not in os.supports_dir_fd, reason="needs dir_fd")
+def test_folders_nested_past_the_longest_path_still_count():
+    # 50 levels of 100-letter names: a path of 5,050 characters, past PATH_MAX (4,096 on Linux).
+    result = run_code(CHAIN.format(depth=50, name="'d' * 100", then=WRITE_12_MB_HERE), max_disk_mb=4)
+    assert result.error == "disk limit exceeded: the folder grew past 4 MB", result
+
+
+@pytest.mark.skipif(os.mkdir not in os.supports_dir_fd, reason="needs dir_fd")
+def test_folders_nested_deeper_than_the_limit_are_stopped():
+    from agentkit.wasm_disk import MAX_DEPTH
+
+    result = run_code(CHAIN.format(depth=MAX_DEPTH + 1, name="'d'", then=""))
+    assert result.error == f"disk limit exceeded: folders nested more than {MAX_DEPTH} deep", result
+    assert run_code(CHAIN.format(depth=MAX_DEPTH, name="'d'", then="")).ok
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="open files are counted through /dev/fd (Linux, macOS)")
+def test_a_file_removed_while_open_still_counts():
+    code = "import os\nkept = open('big', 'wb')\nos.unlink('big')\nfor _ in range(12):\n    kept.write(b'x' * 2**20)\n"
+    result = run_code(code, max_disk_mb=4)
+    assert result.error == "disk limit exceeded: the folder grew past 4 MB", result
+    # What the engine itself holds that way (its memory image, 3.4 MB here) is not the code's to pay for.
+    assert run_code(code.replace("range(12)", "range(3)"), max_disk_mb=4).ok
+
+
+def test_a_file_grown_as_the_run_ends_still_counts():
+    # 12 MB at once (a sparse file counts in full), microseconds before the end: only a last look sees it.
+    result = run_code("open('big', 'wb').truncate(12 * 2**20)\nimport os\nos._exit(0)", max_disk_mb=4)
+    assert result.error == "disk limit exceeded: the folder grew past 4 MB", result
+
+
+def test_what_cannot_be_measured_stops_the_run(tmp_path, monkeypatch):
+    def unreadable(*_):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(wasm_worker, "usage", unreadable)
+    run = wasm_worker._Run.__new__(wasm_worker._Run)  # the watcher's part alone, without a store
+    run.engine, run.folders, run.held_before = SimpleNamespace(increment_epoch=list), [tmp_path], frozenset()
+    run.stop_reason, run.detail, run.job = None, "", {"max_disk_bytes": 2**20, "max_entries": 10}
+    run._check_disk(None)
+    assert (run.stop_reason, run.detail) == ("unmeasured", "Permission denied")
 
 
 def test_many_files_are_stopped_and_removed(monkeypatch, tmp_path):
@@ -258,7 +408,7 @@ def test_a_folder_nested_deeper_than_the_recursion_limit_is_removed(tmp_path):
         if sys.version_info < (3, 13):  # 3.13 made rmtree iterative
             with pytest.raises(RecursionError):
                 shutil.rmtree(root)  # recurses once per level: it failed on a run's deep folders
-        wasm_sandbox._remove_tree(root)
+        wasm_disk.remove_tree(root)
     finally:
         sys.setrecursionlimit(previous)
         gc.enable()
@@ -280,8 +430,7 @@ def test_a_deeply_nested_value_is_a_clear_error(run):
 
 
 def test_a_forged_deep_report_is_a_clear_error():
-    code = ("open('/report/value.json', 'w').write('[' * 100_000 + ']' * 100_000)\n"
-            "open('/report/done', 'w').close()\nimport os\nos._exit(0)")
+    code = "open('/report/report', 'w').write('[null, ' + '[' * 100_000 + ']' * 100_000 + ']')\nimport os\nos._exit(0)"
     assert run_code(code).error == "the report is nested too deeply to read"
 
 
@@ -329,14 +478,70 @@ def test_an_altered_cache_file_is_never_loaded(engine, cache_copy):
 
 
 def test_an_interpreter_or_standard_library_with_another_sha256_is_refused(engine, cache_copy, monkeypatch):
-    expected = wasm_module.STDLIB_ZIP_SHA256
     monkeypatch.setattr(wasm_module, "STDLIB_ZIP_SHA256", "0" * 64)
     with pytest.raises(RuntimeError, match="python311.zip"):
-        wasm_module.load_module(engine, cache_copy)  # checked at every load, even from the cache
-    monkeypatch.setattr(wasm_module, "STDLIB_ZIP_SHA256", expected)
+        wasm_module.stdlib_folder()
+    monkeypatch.undo()
+    monkeypatch.setattr(wasm_module, "compile_module", lambda *_: pytest.fail("compiled"))
     monkeypatch.setattr(wasm_module, "PYTHON_WASM_SHA256", "0" * 64)  # also names a cache entry that is not there
     with pytest.raises(RuntimeError, match="python-3.11.1.wasm"):
-        wasm_module.load_module(engine, cache_copy)  # refused before compiling (else: Compiled)
+        wasm_module.load_module(engine, cache_copy)  # refused before compiling
+
+
+@pytest.fixture
+def new_worker():
+    """The next run starts a worker of its own, which checks the standard library as it starts."""
+    wasm_sandbox._stop_worker()
+    wasm_sandbox._worker = None
+    yield
+    wasm_sandbox._stop_worker()
+    wasm_sandbox._worker = None
+
+
+def test_a_file_planted_beside_the_standard_library_stops_the_engine(tmp_path, monkeypatch, new_worker):
+    stdlib = tmp_path / wasm_module.PYTHON_STDLIB
+    (stdlib / "python3.11").mkdir(parents=True)
+    shutil.copy(wasm_module.runtime_dir() / wasm_module.PYTHON_STDLIB / "python311.zip", stdlib)
+    (stdlib / "python3.11" / "sitecustomize.py").write_text("print('planted, and run in every run')")
+    monkeypatch.setattr(wasm_module, "runtime_dir", lambda: tmp_path)
+    with pytest.raises(RuntimeError, match="python3.11, which the WebAssembly interpreter would load"):
+        result = run_code("x = 1", "x")
+        pytest.fail(f"the run went ahead: {result}")
+
+
+@pytest.mark.parametrize("loosen", ["folder: others write", "folder: group writes", "module: others write",
+                                    "hash: group writes", "module: a link"])
+def test_a_cache_others_could_have_written_is_never_loaded(engine, cache_copy, loosen):
+    compiled, digest = wasm_module.cache_paths(cache_copy)
+    if loosen == "module: a link":
+        compiled.rename(cache_copy.parent / "elsewhere.cwasm")
+        compiled.symlink_to(cache_copy.parent / "elsewhere.cwasm")
+    else:
+        path = {"folder": cache_copy, "module": compiled, "hash": digest}[loosen.split(":")[0]]
+        os.chmod(path, path.stat().st_mode | (0o002 if "others" in loosen else 0o020))
+    with pytest.raises(Compiled), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wasm_module.load_module(engine, cache_copy)
+
+
+@pytest.mark.skipif(not hasattr(os, "chown") or os.geteuid() != 0, reason="only root can give a file away")
+def test_a_cache_owned_by_someone_else_is_never_loaded(engine, cache_copy):
+    for path in (cache_copy, *wasm_module.cache_paths(cache_copy)):
+        os.chown(path, 4242, 4242)
+    with pytest.raises(Compiled), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wasm_module.load_module(engine, cache_copy)
+
+
+def test_a_cache_others_may_write_is_compiled_in_memory_and_left_alone(engine, cache_copy, monkeypatch):
+    compiled_module = wasm_module.engine_and_module()[1]
+    compiles = []
+    monkeypatch.setattr(wasm_module, "compile_module", lambda *_: compiles.append(1) or compiled_module)
+    os.chmod(cache_copy, 0o777)
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in cache_copy.iterdir())
+    with pytest.warns(UserWarning, match="not yours alone"):
+        assert wasm_module.load_module(engine, cache_copy) is compiled_module
+    assert compiles == [1] and sorted((p.name, p.stat().st_mtime_ns) for p in cache_copy.iterdir()) == before
 
 
 def test_runs_from_two_threads_take_turns():
