@@ -161,7 +161,8 @@ def unseen_powers(count: int = 6) -> list:
         base = rng.choice([-1, 1]) * rng.randint(2, 999)
         exponent = max(1, round(rng.uniform(60, 140) / math.log10(abs(base))))
         allowed = abs(base) ** exponent <= 10 ** 100
-        if abs(exponent * math.log10(abs(base)) - 100) > 0.01:  # floating point decides the same way
+        wanted = len(drawn) % 2 == 0  # allowed and refused in turn: no single answer passes them all
+        if allowed == wanted and abs(exponent * math.log10(abs(base)) - 100) > 0.01:  # floats decide the same
             drawn.append((base, exponent, allowed, "a power drawn for this check"))
     return drawn
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}

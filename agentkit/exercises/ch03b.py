@@ -85,11 +85,10 @@ LINES = ("Thought: I need his birth year.", "Action: Search[Steve Jobs]", "Thoug
          "The next observation will tell.", "I think the answer is 1955.")
 
 
-def unseen_reply() -> tuple:
-    """A reply drawn for this check and whether it carries an Observation line (built in, so known)."""
+def unseen_reply(invented: bool) -> tuple:
+    """A reply drawn for this check, with an Observation line or without (built in, so known)."""
     rng = cases()
     lines = [rng.choice(LINES) for _ in range(rng.randint(1, 4))]
-    invented = rng.random() < 0.5
     if invented:
         label = rng.choice(["Observation", "observation", "OBSERVATION"])
         lead = rng.choice(["", "  ", "\t", "**", "> ", "`"])
@@ -113,7 +112,7 @@ def _flag(rule):
                        FLAG_HINTS[0] if expected else FLAG_HINTS[1])
         if said:
             flagged.append(f"{run} step {number}")
-    drawn = [(*unseen_reply(), "a reply drawn for this check") for _ in range(8)]
+    drawn = [(*unseen_reply(number % 2 == 0), "a reply drawn for this check") for number in range(10)]
     for number, (reply, expected, what) in enumerate(FLAG_CASES + drawn):
         hint = FLAG_HINTS.get(number, H_UNSEEN)
         said = call(rule, reply, case=f"{what}: {reply!r}", hint=hint)

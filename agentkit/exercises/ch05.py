@@ -74,11 +74,10 @@ PROSE = ("Notes: the loop is fine.", "This cannot pass as it is.", "The code pas
          "VERDICT: PASS is what I would like to say, but no.", "One more thing: n < 2 fails.")
 
 
-def unseen_review() -> tuple:
-    """A review drawn for this check, and the verdict it holds (built in, so known)."""
+def unseen_review(kind: str) -> tuple:
+    """A review drawn for this check that holds the verdict `kind` ("pass", "revise" or "missing")."""
     rng = cases()
     lines = [rng.choice(PROSE) for _ in range(rng.randint(0, 3))]
-    kind = rng.choice(["pass", "revise", "missing", "missing"])
     word = {"pass": "PASS", "revise": "REVISE"}.get(kind, rng.choice(["PASS", "REVISE"]))
     line = f"VERDICT{rng.choice([':', ' :', ': '])}{rng.choice(['', ' '])}{rng.choice([word, word.lower(), word.title()])}"
     if kind != "missing":
@@ -115,7 +114,9 @@ def run_with_verdict(llm, verdict, max_iterations: int = 3) -> tuple:
 def _verdict(verdict):
     if not callable(verdict):
         raise Fail("your answer", "a function my_verdict(review) -> str", repr(verdict), "define it with def.")
-    drawn = [(*unseen_review(), "a review drawn for this check") for _ in range(8)]
+    kinds = ["pass", "revise", "missing", "missing"] * 2
+    cases().shuffle(kinds)
+    drawn = [(*unseen_review(kind), "a review drawn for this check") for kind in kinds]
     for number, (review, expected, what) in enumerate(VERDICT_CASES + drawn):
         hint = VERDICT_HINTS.get(number, H_UNSEEN if number >= len(VERDICT_CASES) else
                                  "return exactly 'pass', 'revise' or 'missing', in lower case.")

@@ -103,7 +103,7 @@ FIELD_WORDS = ("asked", "for", "an", "age", "at", "a", "dated", "event", "off", 
                "day", "birthday", "year", "questions", "subtract", "count", "death")
 
 
-def unseen_lesson() -> tuple:
+def unseen_lesson(valid: bool) -> tuple:
     """A reflection drawn for this check, and the lesson it holds (None: no lesson), built in, so known."""
     import json
 
@@ -113,7 +113,7 @@ def unseen_lesson() -> tuple:
             + rng.choice(["", "  "]) for name, value in lesson.items()}
     if rng.random() < 0.3:
         sent[rng.choice(["confidence", "notes"])] = rng.choice([0.7, "extra"])
-    broken = rng.choice([None, None, "missing", "blank", "list", "comma"])
+    broken = None if valid else rng.choice(["missing", "blank", "list", "comma"])
     if broken == "missing":
         del sent[rng.choice(LESSON_FIELDS)]
     elif broken == "blank":
@@ -131,7 +131,7 @@ def _parse(parse):
     if not callable(parse):
         raise Fail("your answer", "a function my_parse_lesson(reply) -> dict or None", repr(parse),
                    "define it with def.")
-    drawn = [(*unseen_lesson(), "a reply drawn for this check", H_UNSEEN) for _ in range(8)]
+    drawn = [(*unseen_lesson(number % 2 == 0), "a reply drawn for this check", H_UNSEEN) for number in range(8)]
     for reply, lesson, what, hint in PARSE_CASES + drawn:
         got = call(parse, reply, case=f"{what}: {reply!r:.70}", hint=hint)
         if got != lesson:
@@ -169,7 +169,7 @@ EVICT_CASES = [  # (confidence, success, threshold) -> what the store does; what
 EVICT_SEQUENCES = [(0.7, 0.3, [False, False, False]), (0.5, 0.1, [True, False, False, True, False, False])]
 
 
-def unseen_sequences(count: int = 3) -> list:
+def unseen_sequences(count: int = 5) -> list:
     """(confidence, threshold, outcomes) drawn for this check: thresholds and confidences on the 0.1 grid the
     rounding is about, and a few in between."""
     rng, drawn = cases(), []

@@ -117,10 +117,10 @@ def _written(rng, words: list) -> str:
 
 
 def unseen_repeats(count: int = 6) -> list:
-    """(text, earlier, threshold, window, repeat?) drawn for this check; in some the threshold is exactly the
-    overlap with one earlier input, the boundary the rule includes."""
+    """(text, earlier, threshold, window, repeat?) drawn for this check, repeats and non-repeats in turn; in some
+    the threshold is exactly the overlap with one earlier input, the boundary the rule includes."""
     rng, drawn = cases(), []
-    for _ in range(count):
+    while len(drawn) < count:
         earlier = [_written(rng, rng.sample(CONTENT, rng.randint(2, 5))) for _ in range(rng.randint(0, 5))]
         window = rng.randint(1, 4)
         if earlier and rng.random() < 0.7:
@@ -132,8 +132,9 @@ def unseen_repeats(count: int = 6) -> list:
         overlaps = [_jaccard(normalise(text), normalise(e)) for e in earlier[-window:]]
         threshold = (rng.choice([o for o in overlaps if o > 0]) if any(overlaps) and rng.random() < 0.4
                      else rng.choice([0.5, 0.6, 0.7, 0.8]))
-        drawn.append((text, earlier, threshold, window, any(o >= threshold for o in overlaps),
-                      "inputs drawn for this check", H_REPEAT_UNSEEN))
+        repeat = any(o >= threshold for o in overlaps)
+        if repeat == (len(drawn) % 2 == 0):  # repeats and non-repeats in turn: no single answer passes them all
+            drawn.append((text, earlier, threshold, window, repeat, "inputs drawn for this check", H_REPEAT_UNSEEN))
     return drawn
 
 
@@ -242,7 +243,7 @@ TOWNS = ("Lakeford", "Millbrook", "Northvale")
 OFF_TOPIC = ("ferry", "sails", "hourly", "bakery", "opens", "noon", "museum", "closed", "Mondays", "tickets")
 
 
-def unseen_result() -> tuple:
+def unseen_result(kind: str) -> tuple:
     """(result, question, earlier, useless?) drawn for this check, one of section 1's kinds, built so that the
     answer does not depend on which stopword list is used."""
     rng = cases()
@@ -250,7 +251,6 @@ def unseen_result() -> tuple:
     question = f"How much rain fell at {town} in {year}?"
     figure, before = rng.sample(range(500, 1500), 2)
     earlier = [f"The {town} station recorded {before} mm of rain in {year - 1}."] if rng.random() < 0.5 else []
-    kind = rng.choice(["error", "none", "empty", "useful", "off", "number", "old"])
     result, useless = {
         "error": (f"error: the search service for {town} is down (HTTP {rng.choice([500, 502, 503])})", True),
         "none": (f"No results for '{town} rainfall {year}'.", True),
@@ -290,7 +290,9 @@ def _useless(is_useless):
     if not callable(is_useless):
         raise Fail("your answer", "a function is_useless(result, question, earlier) -> bool", repr(is_useless),
                    "define it with def.")
-    drawn = [(*unseen_result(), "a result drawn for this check", H_USELESS_UNSEEN) for _ in range(8)]
+    kinds = ["error", "none", "empty", "useful", "off", "number", "old", "useful"]
+    cases().shuffle(kinds)
+    drawn = [(*unseen_result(kind), "a result drawn for this check", H_USELESS_UNSEEN) for kind in kinds]
     for result, question_text, earlier, useless, what, hint in USELESS_CASES + drawn:
         shown_case = f"is_useless({result!r}, {question_text!r}, earlier={earlier})"
         said = call(is_useless, result, question_text, list(earlier), case=f"{what}: {shown_case}", hint=hint)
