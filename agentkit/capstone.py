@@ -342,16 +342,19 @@ def category_table(standings: list[Standing]) -> str:
 
 
 def failure_table(standing: Standing) -> str:
-    """Why runs failed, by category: the error analysis of one agent."""
+    """Why runs failed, by category: counts of runs, above the number of runs in each category, then, apart, the
+    mean tokens a run of the category spent. The error analysis of one agent."""
     failed = [r for r in standing.rows if not r.correct]
     kinds = sorted({r.failure.split(":")[0] if r.failure.startswith(("error", "broke")) else r.failure for r in failed})
-    width = max([len(k) for k in kinds] + [10])
+    width = max([len(k) for k in kinds] + [len("mean tokens per run")])
     lines = [f"{'why it failed':<{width}}" + "".join(f"{c:>12}" for c in CATEGORIES)]
     for kind in kinds:
         counts = [sum(1 for r in failed if r.category == c and r.failure.startswith(kind)) for c in CATEGORIES]
         lines.append(f"{kind:<{width}}" + "".join(f"{n:>12}" for n in counts))
+    runs = [sum(1 for r in standing.rows if r.category == c) for c in CATEGORIES]
+    lines.append(f"{'runs in all':<{width}}" + "".join(f"{n:>12}" for n in runs))
     tokens = [statistics.fmean(r.tokens for r in standing.rows if r.category == c) for c in CATEGORIES]
-    lines.append(f"{'tokens per task':<{width}}" + "".join(f"{t:>12.0f}" for t in tokens))
+    lines += ["", f"{'mean tokens per run':<{width}}" + "".join(f"{t:>12.0f}" for t in tokens)]
     return "\n".join(lines)
 
 

@@ -325,3 +325,15 @@ def test_a_blind_plan_names_the_evidence_and_never_the_answer_it_has_not_read():
     plan = agent.llm.calls[0].reply
     assert "SendMessage[" in plan and "#E1]" in plan and str(send.gold) not in plan
     assert len(outbox) == 1 and str(send.gold) in outbox[0][1]  # #E1 became the whole evidence, year included
+
+
+def test_the_failure_table_counts_runs_out_of_the_runs_of_each_category_and_keeps_tokens_apart():
+    react = next(s for s in baselines(TEST_SEEDS) if s.name == "ReAct")
+    head, *rows = capstone.failure_table(react).split("\n")
+    counts, tokens = rows[:rows.index("")], rows[rows.index("") + 1:]
+    table = {line[:-12 * len(CATEGORIES)].strip(): line[-12 * len(CATEGORIES):].split() for line in counts}
+    runs = [int(n) for n in table.pop("runs in all")]
+    assert runs == [sum(r.category == c for r in react.rows) for c in CATEGORIES] == [16 * len(TEST_SEEDS)] * 6
+    failed = [sum(int(row[i]) for row in table.values()) for i in range(len(CATEGORIES))]
+    assert failed == [sum(not r.correct for r in react.rows if r.category == c) for c in CATEGORIES]
+    assert len(tokens) == 1 and tokens[0].startswith("mean tokens per run")
