@@ -12,6 +12,8 @@ The rules, which the check (exercise 14.capstone) applies and this module implem
 * **Budget**: the mean, over tasks, of prompt plus completion tokens of every call to the given model, as
   its ledger (`.calls`) records them: at most BUDGET. One task may spend at most TASK_CAP; past it the
   model refuses every call (a loop that never stops ends there).
+* **Time**: the check runs every build and every run inside its clock (`clock`, the check's learner_code):
+  a loop that never calls the model, or a sleep, ends as a verdict when the check's time limit is spent.
 * **A run counts** when it finished, its answer passes the task's checker, the answer is the model's (it is
   in a reply the model gave about this task), and the world is as the task needs (one message with the
   answer to the team address asked for; nothing sent otherwise).
@@ -179,24 +181,32 @@ def _run(agent, question: str) -> str:
         return str(agent.run(question, verbose=False) if takes_verbose else agent.run(question))
 
 
-def run_task(build: Callable, world: World, task: Task, memory, rate: float = RATE, strict: bool = False) -> Row:
-    """Build an agent on a fresh model and tools, run it on one task, and score it; `strict` raises Refused."""
+def _no_clock(case: str):
+    return contextlib.nullcontext()
+
+
+def run_task(build: Callable, world: World, task: Task, memory, rate: float = RATE, strict: bool = False,
+             clock: Callable = _no_clock) -> Row:
+    """Build an agent on a fresh model and tools, run it on one task, and score it; `strict` raises Refused.
+    `clock(case)` is a context manager around everything the learner's code does (the check's time limit)."""
     llm = CapstoneLLM(world, rate)
     tools, outbox = world.tools()
-    agent, error = None, ""
+    agent, error, holds = None, "", True
     with _watching_models(llm) as others:
         try:
-            agent = build(llm, tools, memory)
-            answer = _run(agent, task.question)
-            stop = getattr(agent, "stop_reason", "") or "finished"
+            with clock(f"world {world.seed}, task {task.id!r}: {task.question}"):
+                agent = build(llm, tools, memory)
+                holds = getattr(agent, "llm", None) is llm  # read again after the run, which may change it
+                answer = _run(agent, task.question)
+                stop = getattr(agent, "stop_reason", "") or "finished"
+                holds = getattr(agent, "llm", None) is llm
         except (Exception, SystemExit) as e:  # noqa: BLE001 - the agent's fault is a row, not a crash
             answer, stop, error = "", "error", f"{type(e).__name__}: {e}"
     where = f"on task {task.id!r} ({task.question!r}) your agent"
     broken = (f"called a model it built itself ({', '.join(sorted(set(others)))})" if others else
               llm.audit() or
               ("answered without calling the model it was given" if not llm.calls and not error else "") or
-              ("keeps its model somewhere other than .llm" if agent is not None and
-               getattr(agent, "llm", None) is not llm else ""))
+              ("keeps its model somewhere other than .llm" if agent is not None and not holds else ""))
     right = not error and stop == "finished" and task.check(answer)
     if right and not broken and not is_the_models(task, answer, llm.replies_about(task)):
         broken = f"answered {answer!r}, which no reply of the model it was given holds"
@@ -258,13 +268,14 @@ class Standing:
                 f"{self.tokens:6.0f} tokens/task{over}")
 
 
-def standing(name: str, build: Callable, seeds=SEEDS, rate: float = RATE, strict: bool = False) -> Standing:
+def standing(name: str, build: Callable, seeds=SEEDS, rate: float = RATE, strict: bool = False,
+             clock: Callable = _no_clock) -> Standing:
     """Score `build` on the world of each seed (one fresh memory per seed, one fresh model and tools per task)."""
     rows, per_seed = [], []
     for seed in seeds:
         world = draw_world(seed)
         memory = world.memory()
-        mine = [run_task(build, world, task, memory, rate, strict) for task in world.tasks]
+        mine = [run_task(build, world, task, memory, rate, strict, clock) for task in world.tasks]
         per_seed.append(sum(r.correct for r in mine) / len(mine))
         rows += mine
     by_category = {c: statistics.fmean(r.correct for r in rows if r.category == c) for c in CATEGORIES}

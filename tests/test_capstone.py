@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -15,10 +17,12 @@ from agentkit import capstone
 from agentkit.approval import GatedExecutor
 from agentkit.capstone import BUDGET, SEEDS, CapstoneLLM, Standing, baselines, beats, best_of, standing
 from agentkit.capstone_world import CATEGORIES, TEAM_DOMAIN, draw_world, templates
+from agentkit import exercises
 from agentkit.exercises import NOT_DONE, check
 from agentkit.hybrid import HybridAgent
 from agentkit.instruments import NoisyTaskLLM
 from agentkit.memory_data import ATTRIBUTES
+from agentkit.protocol import LedgerLLM
 from agentkit.react import REACT_MARKER, ReActAgent
 from agentkit.runtime import Runtime
 from agentkit.tasks import is_refusal
@@ -30,6 +34,8 @@ spec.loader.exec_module(solution)
 
 
 TEST_SEEDS = SEEDS[:2]
+SHORT = 0.3  # the capstone's time limit under test: the check's own code is not counted, so this is plenty
+LEDGER_THINK = LedgerLLM.think
 
 
 @pytest.fixture
@@ -243,6 +249,51 @@ def test_a_runaway_agent_is_stopped_by_the_per_task_cap():
     row = capstone.run_task(lambda llm, tools, memory: Runaway(llm), world, world.tasks[0], world.memory())
     assert not row.correct and row.failure.startswith("error: LLMError") and "cap" in row.failure
     assert capstone.TASK_CAP <= row.tokens < capstone.TASK_CAP + 1000
+
+
+class Endless:
+    """An agent whose run never ends and never calls the model, or sleeps: the token cap cannot stop it."""
+
+    def __init__(self, llm, how):
+        self.llm, self.how = llm, how
+
+    def run(self, question):
+        if self.how == "sleeps":
+            time.sleep(3600)
+        while True:
+            pass
+
+
+@pytest.mark.parametrize("how", ["loops", "sleeps", "loops in build"])
+def test_an_agent_that_never_ends_gets_a_verdict_at_the_checks_time_limit(practice, monkeypatch, how):
+    exercises._load("14")
+    monkeypatch.setattr(exercises.REGISTRY.exercises["14.capstone"], "time_limit", SHORT)
+    built = []
+
+    def build(llm, tools, memory):
+        built.append(llm)
+        if how == "loops in build" and len(built) > 1:  # the check's first build passes; the first task's does not
+            while True:
+                pass
+        return Endless(llm, how)
+
+    start = time.monotonic()
+    status, text = verdict_of(build)
+    assert time.monotonic() - start < SHORT + 3
+    assert status == "wrong" and f"still running after {SHORT:g} s" in text, text
+    assert f"world {TEST_SEEDS[0]}, task " in text  # the case names the task the agent was on
+    if hasattr(signal, "setitimer"):
+        assert signal.getitimer(signal.ITIMER_REAL) == (0, 0)
+    assert LedgerLLM.think is LEDGER_THINK  # the watch on other models is taken off again
+
+
+def test_the_capstones_time_limit_is_its_own_and_its_task_states_it():
+    from agentkit.exercises import ch14
+
+    exercises._load("14")
+    capstone_check = exercises.REGISTRY.exercises["14.capstone"]
+    assert capstone_check.time_limit == ch14.TIME_LIMIT_S > exercises.TIME_LIMIT_S
+    assert f"{ch14.TIME_LIMIT_S:g} s for the whole check" in capstone_check.task
 
 
 # --- the rules themselves -------------------------------------------------------------------------------------------

@@ -9,13 +9,14 @@
 
 A check never raises: an unsolved stub (`None`, `...`, or a function that raises NotImplementedError) says
 "not done yet"; an exception in your code, a call to exit(), or code still running after TIME_LIMIT_S seconds
-over one check's cases (the check's own code is not counted; deadline.py says how the clock stops it) is
-reported with the case that caused it; an unknown id is a verdict too. A failed check names the case, what
-was expected, what your code did, and one hint pointing back to the chapter, each cut to FIELD_CHARS. Build
-checks draw unseen cases at random on every call (`seed=` repeats a draw), so a table of the cases a failure
-showed does not pass. A wrong prediction says which numbers are too high or too low; the true ones are shown
-when you ask (`reveal=True`) or after REVEAL_AFTER wrong tries. Each chapter's exercises live in
-`agentkit.exercises.chNN`; the worked solutions in `agentkit.solutions` (`solutions/` in the repository).
+over one check's cases (the capstone has a limit of its own, which its task states; the check's own code is
+not counted; deadline.py says how the clock stops it) is reported with the case that caused it; an unknown id
+is a verdict too. A failed check names the case, what was expected, what your code did, and one hint pointing
+back to the chapter, each cut to FIELD_CHARS. Build checks draw unseen cases at random on every call (`seed=`
+repeats a draw), so a table of the cases a failure showed does not pass. A wrong prediction says which numbers
+are too high or too low; the true ones are shown when you ask (`reveal=True`) or after REVEAL_AFTER wrong
+tries. Each chapter's exercises live in `agentkit.exercises.chNN`; the worked solutions in `agentkit.solutions`
+(`solutions/` in the repository).
 
 Progress is kept in this kernel and in a small JSON file in the folder you run the notebook from
 (`.agentkit-progress.json`, never uploaded; saved.py says what it refuses); `reset_progress()` empties
@@ -46,15 +47,16 @@ def check(id: str, answer, *, reveal: bool = False, seed: Optional[int] = None) 
     if isinstance(ex, Verdict):
         return ex
     head = f"{ex.id} {ex.title}"
+    limit = ex.time_limit or TIME_LIMIT_S
     _Now.cases = random.Random(seed if seed is not None else random.SystemRandom().getrandbits(64))
-    _Now.case, _Now.budget, _Now.inside = "your answer", TIME_LIMIT_S, False
+    _Now.case, _Now.budget, _Now.inside = "your answer", limit, False
     try:
         verdict = _judge(ex, head, answer, reveal)
     except TimeUp:
-        verdict = _wrong(id, head, Fail(_Now.case, f"your code done within {TIME_LIMIT_S:g} s, over all the cases",
-                                        f"still running after {TIME_LIMIT_S:g} s: the check stopped it",
+        verdict = _wrong(id, head, Fail(_Now.case, f"your code done within {limit:g} s, over all the cases",
+                                        f"still running after {limit:g} s: the check stopped it",
                                         "look for a loop that never ends (a condition that never changes) or a "
-                                        "sleep; every case here takes your code well under a second."))
+                                        "sleep; the worked solution needs a small part of this time."))
     except KeyboardInterrupt:
         raise  # Stop in Jupyter stops the cell, as everywhere else
     except BaseException as e:  # noqa: BLE001 - exit() or anything else outside call(): a check never raises

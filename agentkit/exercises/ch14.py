@@ -5,13 +5,20 @@ from __future__ import annotations
 from .. import capstone
 from ..capstone import BUDGET, CHECK_SEEDS, Refused, baselines, beats, best_of, lead_text, standing
 from ..capstone_world import CATEGORIES, TEAM_DOMAIN, draw_world
-from . import Fail, call, exercise
+from . import Fail, call, exercise, learner_code
+
+# Your code's time over the whole check: every build and every run on every task of every world, the model's
+# calls included (they happen inside your run). Measured on 2 shared cores, the worked solution took about 1 s
+# and an agent that spends the per-task token cap on every task about 2 s; a loop that never calls the model
+# is stopped here, since the token cap cannot see it.
+TIME_LIMIT_S = 60.0
 
 TASK = (f"Write `build(llm, tools, memory)`: it returns your agent, built on the model `llm` it is given, the "
         f"`tools` (one of them, SendMessage, sends messages: only addresses at {TEAM_DOMAIN} may get one) and the "
         f"team's long-term `memory`. Over {CHECK_SEEDS} worlds drawn when the check runs, it must beat the best "
         f"baseline within {BUDGET} tokens per task (prompt plus completion, every call to `llm`) by more than "
-        "the spread over those worlds. Every answer must be one the model gave.")
+        f"the spread over those worlds. Every answer must be one the model gave. Your code has {TIME_LIMIT_S:g} s "
+        "for the whole check, every build and run (the model's calls included).")
 
 RULE_HINTS = {
     "built itself": "build every agent on the `llm` that build() was given: the budget and the errors are that "
@@ -38,7 +45,7 @@ def _rule_hint(message: str) -> str:
     return next((hint for key, hint in RULE_HINTS.items() if key in message), "see the rules in the chapter.")
 
 
-@exercise("14.capstone", "build", "An agent for worlds it has never seen", TASK)
+@exercise("14.capstone", "build", "An agent for worlds it has never seen", TASK, time_limit=TIME_LIMIT_S)
 def _capstone(build):
     if not callable(build):
         raise Fail("your answer", "a function build(llm, tools, memory) -> agent", repr(build), "define it with def.")
@@ -47,11 +54,13 @@ def _capstone(build):
     llm = capstone.CapstoneLLM(world)
     agent = call(build, llm, world.tools()[0], world.memory(), case="building one agent",
                  hint="build(llm, tools, memory) takes the model, the tools and the memory, and returns an agent.")
-    if not callable(getattr(agent, "run", None)):
+    with learner_code("the agent build(...) returned"):
+        runs = callable(getattr(agent, "run", None))
+    if not runs:
         raise Fail("the agent build(...) returned", "an object with .run(question)", type(agent).__name__,
                    "return the agent itself (for example ReActAgent(llm, tools)), not its answer.")
     try:
-        mine = standing("your agent", build, seeds, strict=True)
+        mine = standing("your agent", build, seeds, strict=True, clock=learner_code)
     except Refused as refused:
         raise Fail("the rules", "every call through the model given, every answer the model's", str(refused),
                    _rule_hint(str(refused))) from None

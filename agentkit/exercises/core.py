@@ -11,7 +11,7 @@ import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from .deadline import TimeUp, time_limit
 
@@ -58,6 +58,7 @@ class Exercise:
     title: str
     task: str  # one line: what to hand in
     checker: Callable[[Any], str]  # returns the success message, or raises Fail / NotDone
+    time_limit: Optional[float] = None  # seconds for the learner's code over the whole check; None: TIME_LIMIT_S
 
 
 @dataclass
@@ -97,10 +98,11 @@ def cases() -> random.Random:
     return _Now.cases
 
 
-def exercise(id: str, kind: str, title: str, task: str):
-    """Decorator for a chapter module: register `checker(answer) -> success message`."""
+def exercise(id: str, kind: str, title: str, task: str, time_limit: Optional[float] = None):
+    """Decorator for a chapter module: register `checker(answer) -> success message`; `time_limit` replaces
+    TIME_LIMIT_S for a check whose cases are many (the capstone's)."""
     def register(checker):
-        REGISTRY.exercises[id] = Exercise(id, kind, title, task, checker)
+        REGISTRY.exercises[id] = Exercise(id, kind, title, task, checker, time_limit)
         return checker
     return register
 
@@ -175,7 +177,7 @@ def _raised(e: BaseException) -> str:
 
 @contextmanager
 def learner_code(case: str):
-    """Run the learner's code in this block: it names the case, and spends the check's TIME_LIMIT_S."""
+    """Run the learner's code in this block: it names the case, and spends the check's time limit."""
     _Now.case = case
     if _Now.inside:  # the learner's code called back into a check: one clock is enough
         yield
