@@ -43,5 +43,7 @@ report = ("Steve Wozniak (born August 11, 1976) is an American engineer who desi
           "computers and co-founded Apple with Steve Jobs in 1976.")
 
 
+# 15.q1 — c: the cascade judges the answer it would pass on; the router judges only the question.
+# 15.q2 — a: the frontier measures structures on a stand-in; a prediction about real models stays one.
 SOLUTIONS = {"15.predict": prediction, "15.confidence": confidence, "15.break": report,
-             "15.q1": "a", "15.q2": "a"}
+             "15.q1": "c", "15.q2": "a"}

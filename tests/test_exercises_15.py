@@ -40,13 +40,13 @@ WRONG = [
     ("15.predict", {**RIGHT, "agents as tools": (7, 3)}, "three turns of the manager"),
     ("15.confidence", trusts_everything, "trusts the cheap model's wrong answers"),
     ("15.confidence", finished_only, "trusts the cheap model's wrong answers"),
-    ("15.confidence", trusts_nothing, "escalates nearly everything"),
+    ("15.confidence", trusts_nothing, "escalates the cheap model's right answers too"),
     ("15.confidence", a_word, "return a number between 0 and 1"),
     ("15.confidence", too_high, "return a number between 0 and 1"),
     ("15.break", WOZNIAK, "put another number of the same Observation there"),
     ("15.break", WOZNIAK.replace("1950", "1960", 1), "a number of the Observation that is not the birth year"),
     ("15.break", 1976, "write the report as a string"),
-    ("15.q1", "b", "some tasks end on the cheap model"),
+    ("15.q1", "a", "some tasks end on the cheap model"),
     ("15.q2", "b", "made-up prices and error rates"),
 ]
 

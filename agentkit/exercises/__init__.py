@@ -34,7 +34,7 @@ from .core import (  # noqa: F401 - the package's surface: chapters and tests im
     learner_code, question, shown,
 )
 from .deadline import TimeUp
-from .predictions import Prediction, check_prediction, judge, prediction  # noqa: F401
+from .predictions import Prediction, judge, prediction  # noqa: F401
 from .quizzes import answer_question, quiz  # noqa: F401
 from .saved import progress, progress_path, record, reset_progress  # noqa: F401
 

@@ -72,7 +72,7 @@ def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
                        "copy the dict from the exercise cell and fill in the numbers.")
         answer = {}
     truth = {row: _numbers(actual) for row, actual in spec.truth().items()}
-    missing = [row for row in truth if answer.get(row) is None or answer.get(row) is Ellipsis]
+    missing = [row for row in truth if is_stub(answer.get(row))]  # None, ..., or (..., ...): not written yet
     guesses = {}
     for row, actual in truth.items():
         if row not in missing:
@@ -127,28 +127,3 @@ def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
 
 def _whole(number: float):
     return int(number) if float(number).is_integer() else number
-
-
-def check_prediction(prediction, truth: dict, *, what: str, labels: tuple, hint: Callable,
-                     case: Callable = lambda name: name, source: str = "the ledgers") -> None:
-    """The older way (it shows the truth at the first wrong guess); chapters 00-13 use `prediction`, which keeps
-    it until the learner asks. Kept for the chapters that still call it (16)."""
-    shape = f"({', '.join(labels)})"
-    if not isinstance(prediction, dict):
-        raise Fail("the prediction", f"a dict {{{what}: {shape}}}", type(prediction).__name__,
-                   "copy the dict from the exercise cell and fill in the numbers.")
-    count = {1: "one whole number", 2: "a pair of whole numbers", 3: "three whole numbers"}.get(len(labels),
-                                                                                          f"{len(labels)} whole numbers")
-    for name, actual in truth.items():
-        guess = prediction.get(name)
-        if guess is None or guess is Ellipsis:
-            raise NotDone()
-        try:
-            guess = tuple(int(x) for x in guess)
-        except (TypeError, ValueError):
-            guess = None
-        if guess is None or len(guess) != len(labels):
-            raise Fail(name, count, shown(prediction.get(name)), f"write {shape}.")
-        if guess != tuple(actual):
-            off = ", ".join(f"{label} off by {g - a:+d}" for label, g, a in zip(labels, guess, actual) if g != a)
-            raise Fail(case(name), f"{tuple(actual)} from {source}", f"{guess} ({off})", hint(name, guess, tuple(actual)))
