@@ -4,12 +4,15 @@ Run every solution against its check: `python -m agentkit.exercises solutions`.
 """
 
 # 16.predict — the stuck stand-in asks for Search[Steve Jobs birth year] whatever it is shown.
-# agentkit: the repeat fuse refuses the second identical action before its tool runs: (2, 1).
-# LangGraph: create_agent has no repeat fuse; ModelCallLimitMiddleware(run_limit=5) ends the run
-# after the fifth model call, and each of the five ran the search: (5, 5).
-# smolagents: no repeat fuse either; after 5 steps (5 searches) it asks once more for an answer,
-# without tools: (6, 5).
-prediction = {"agentkit": (2, 1), "LangGraph": (5, 5), "smolagents": (6, 5)}
+# agentkit: the repeat fuse refuses the second identical action before its tool runs: 2 LLM
+# calls, 1 tool call. finish_fallback=True asks once more, with tools off, after any stop that is
+# not a Finish, the fuse's stop too: (3, 1), whatever max_steps is.
+# LangGraph: create_agent has no repeat fuse; ModelCallLimitMiddleware(run_limit=7) ends the run
+# after the seventh model call, and each of the seven ran the search: (7, 7).
+# smolagents: no repeat fuse either; after 7 steps (7 searches) it asks once more for an answer,
+# without tools: (8, 7).
+prediction = {"agentkit, max_steps=7, finish_fallback=True": (3, 1), "LangGraph, max_steps=7": (7, 7),
+              "smolagents, max_steps=7": (8, 7)}
 
 
 # 16.span — six attributes, named as the conventions of version 1.41.0 name them. The token
@@ -28,7 +31,10 @@ def chat_attributes(record, provider):
 
 # 16.break — any first reply with no action: create_agent reads a reply without a tool call as
 # the answer and ends the run; agentkit's loop answers it with the format reminder and goes on.
-reply = "Steve Jobs was born in the fifties, so it is a lot of days."
+# Section 4's format breaker already sends one such chat: this one is another.
+reply = "Let me think about how to count days before I look anything up."
 
 
-SOLUTIONS = {"16.predict": prediction, "16.span": chat_attributes, "16.break": reply, "16.q1": "a", "16.q2": "a"}
+# 16.q1 — d: smolagents' own system prompt comes before ours on every call; LangGraph sends ours only.
+# 16.q2 — a: a text-protocol action has no id to record; a native tool call does.
+SOLUTIONS = {"16.predict": prediction, "16.span": chat_attributes, "16.break": reply, "16.q1": "d", "16.q2": "a"}

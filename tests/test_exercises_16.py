@@ -35,21 +35,30 @@ def integer_temperature(record, provider):  # 1 where the span holds 1.0
             "gen_ai.usage.input_tokens": record.prompt_tokens, "gen_ai.usage.output_tokens": record.completion_tokens}
 
 
+AGENTKIT, LANGGRAPH, SMOLAGENTS = "agentkit, max_steps=7, finish_fallback=True", "LangGraph, max_steps=7", \
+    "smolagents, max_steps=7"
+RIGHT = {AGENTKIT: (3, 1), LANGGRAPH: (7, 7), SMOLAGENTS: (8, 7)}
+SECTION_4_CHAT = "Sure! Steve Jobs was born in the fifties, so it must be a lot of days. Let me think it over."
 WRONG = [
-    ("16.predict", {"agentkit": (2, 1), "LangGraph": (2, 1), "smolagents": (2, 1)}, "create_agent has no repeat fuse"),
-    ("16.predict", {"agentkit": (2, 1), "LangGraph": (5, 5), "smolagents": (5, 5)}, "asks the model once more"),
-    ("16.predict", {"agentkit": (2, 2), "LangGraph": (5, 5), "smolagents": (6, 5)}, "before its tool runs"),
+    ("16.predict", {AGENTKIT: (3, 1), LANGGRAPH: (3, 1), SMOLAGENTS: (3, 1)}, "create_agent has no repeat fuse"),
+    ("16.predict", {**RIGHT, SMOLAGENTS: (7, 7)}, "asks the model once more"),
+    ("16.predict", {**RIGHT, AGENTKIT: (2, 1)}, "after ANY stop that is not a Finish"),
+    ("16.predict", {**RIGHT, AGENTKIT: (3, 2)}, "before its tool runs"),
+    # copied printouts: section 4's stuck runs at max_steps=5, without finish_fallback
+    ("16.predict", {AGENTKIT: (2, 1), LANGGRAPH: (5, 5), SMOLAGENTS: (6, 5)}, "create_agent has no repeat fuse"),
     ("16.span", old_names, "names of older versions"),
     ("16.span", system_not_provider, "gen_ai.system is the older name"),
     ("16.span", integer_temperature, "temperature as a float"),
     ("16.break", "Thought: I look it up.\nAction: Search[Steve Jobs]", "Write a reply with no Action line"),
     ("16.break", "The answer is 25185.", "the right answer"),
-    ("16.q1", "b", "before any history exists"),
+    ("16.break", SECTION_4_CHAT, "section 4 runs the format breaker's chat"),
+    ("16.break", "  sure!  Steve Jobs was born in the fifties, so it must be a lot of", "a chat of your own"),
+    ("16.q1", "b", "byte for byte"),
     ("16.q2", "c", "recommended attributes"),
 ]
-STUBS = [("16.predict", {"agentkit": (..., ...), "LangGraph": (..., ...), "smolagents": (..., ...)}),
-         ("16.span", stub), ("16.break", None)]
-BROKEN = [("16.predict", {"agentkit": "two"}), ("16.span", lambda record: {}), ("16.break", 42)]
+STUBS = [("16.predict", {AGENTKIT: (..., ...), LANGGRAPH: (..., ...), SMOLAGENTS: (..., ...)}),
+         ("16.predict", dict.fromkeys(RIGHT, ...)), ("16.span", stub), ("16.break", None)]
+BROKEN = [("16.predict", {AGENTKIT: "two"}), ("16.span", lambda record: {}), ("16.break", 42)]
 
 
 @pytest.mark.parametrize("id, wrong, hint", WRONG, ids=[f"{w[0]}-{i}" for i, w in enumerate(WRONG)])

@@ -10,9 +10,10 @@ from ..react import ReActAgent
 from ..scripted import ScriptedLLM
 from ..scripts import course_script
 from ..scripts.react import CHECKPOINT_QUESTION
-from ..sick import StuckLLM
+from ..sick import FormatBreakerLLM, StuckLLM
 from ..tools import default_executor
-from . import Fail, call, check_prediction, exercise, question
+from . import Fail, call, cases, exercise, question, shown
+from .predictions import Prediction, prediction
 
 
 def _need_the_bridge(case: str) -> None:
@@ -24,42 +25,53 @@ def _need_the_bridge(case: str) -> None:
 
 # --- 16.predict: a stuck model in three loops ---------------------------------------------------
 
+PREDICT_STEPS = 7  # section 4 runs the stuck stand-in at max_steps=5, agentkit without finish_fallback: not these
+PREDICT_LOOPS = {f"agentkit, max_steps={PREDICT_STEPS}, finish_fallback=True": "agentkit",
+                 f"LangGraph, max_steps={PREDICT_STEPS}": "LangGraph", f"smolagents, max_steps={PREDICT_STEPS}": "smolagents"}
 WHY = {
-    "agentkit": "the repeat fuse (chapter 03) refuses the second identical action before its tool runs: 2 LLM calls, "
-                "1 tool call",
-    "LangGraph": "create_agent has no repeat fuse: ModelCallLimitMiddleware(run_limit=5) ends the run after the fifth "
-                 "model call, and every one of them ran the search: 5 and 5",
-    "smolagents": "no repeat fuse either: 5 steps, each with its search, then at max_steps smolagents asks the model "
-                  "once more for an answer, without tools: 6 LLM calls, 5 tool calls",
+    f"agentkit, max_steps={PREDICT_STEPS}, finish_fallback=True":
+        "the repeat fuse (chapter 03) refuses the second identical action before its tool runs: 2 LLM calls, 1 tool "
+        "call; finish_fallback asks once more, with tools off, after ANY stop that is not a Finish, the fuse's too: "
+        "3 LLM calls, 1 tool call, whatever max_steps is",
+    f"LangGraph, max_steps={PREDICT_STEPS}":
+        f"create_agent has no repeat fuse: ModelCallLimitMiddleware(run_limit={PREDICT_STEPS}) ends the run after "
+        f"model call {PREDICT_STEPS}, and every one of them ran the search: {PREDICT_STEPS} and {PREDICT_STEPS}",
+    f"smolagents, max_steps={PREDICT_STEPS}":
+        f"no repeat fuse either: {PREDICT_STEPS} steps, each with its search, then at max_steps smolagents asks the "
+        f"model once more for an answer, without tools: {PREDICT_STEPS + 1} LLM calls, {PREDICT_STEPS} tool calls",
 }
 
 
 def stuck_costs() -> dict:
-    """(LLM calls, tool calls) of each loop, max_steps=5, on the stuck stand-in, read from the ledgers."""
+    """(LLM calls, tool calls) of each loop on the stuck stand-in, read from the ledgers."""
+    _need_the_bridge("running the three loops")
     from ..bridge import SMOLAGENTS_FALLBACK_MARKER
     from ..bridge.with_langgraph import LangGraphReAct
     from ..bridge.with_smolagents import SmolagentsReAct
 
+    makers = {"agentkit": lambda llm: ReActAgent(llm, default_executor(), PREDICT_STEPS, finish_fallback=True),
+              "LangGraph": lambda llm: LangGraphReAct(llm, default_executor(), max_steps=PREDICT_STEPS),
+              "smolagents": lambda llm: SmolagentsReAct(llm, default_executor(), max_steps=PREDICT_STEPS)}
     costs = {}
-    for name, make in (("agentkit", ReActAgent), ("LangGraph", LangGraphReAct), ("smolagents", SmolagentsReAct)):
+    for row, loop in PREDICT_LOOPS.items():
         llm = StuckLLM()
         llm.add(SMOLAGENTS_FALLBACK_MARKER, llm.fallback, name="smolagents' last try")
-        agent = make(llm, default_executor(), max_steps=5)
+        agent = makers[loop](llm)
         agent.run(CHECKPOINT_QUESTION, verbose=False)
-        costs[name] = (len(llm.calls), len(agent.tools.log))
+        costs[row] = (len(llm.calls), len(agent.tools.log))
     return costs
 
 
-@exercise("16.predict", "predict", "A stuck model in three loops",
-          "Set `prediction` to {loop: (LLM calls, tool calls)} for the stuck stand-in at max_steps=5, before running.")
-def _predict(prediction):
-    _need_the_bridge("running the three loops")
-    truth = stuck_costs()
-    check_prediction(prediction, truth, what="loop", labels=("LLM calls", "tool calls"),
-                     hint=lambda name, guess, actual: WHY[name] + ". Section 4 runs the format breaker the same way.",
-                     case=lambda name: f"{name}, stuck stand-in, max_steps=5")
-    return ("The ledgers agree: " + " ".join(f"{name} {truth[name]}: {why}." for name, why in WHY.items())
-            + " A fuse is a few lines of the loop; a framework without one pays the whole budget.")
+prediction("16.predict", "A stuck model in three loops",
+           f"Set `prediction` to {{loop: (LLM calls, tool calls)}} for the stuck stand-in at max_steps={PREDICT_STEPS}, "
+           "agentkit's loop with finish_fallback=True, before running anything.",
+           Prediction(truth=stuck_costs, labels=("LLM calls", "tool calls"), why=WHY,
+                      case=lambda row: f"{row}, the stuck stand-in",
+                      done=lambda truth: "A fuse is a few lines of the loop; a framework without one pays the whole "
+                                         "budget.",
+                      pointer="follow each loop as section 4 runs it on the stuck stand-in: which loop notices the "
+                              "repeat, and when; what each does at its step limit; and what finish_fallback adds "
+                              "after a stop (chapter 03, section 6)."))
 
 
 # --- 16.span: the attributes of one chat span ------------------------------------------------------
@@ -70,14 +82,29 @@ H_NAMES = ("the conventions of version 1.41.0 spell them gen_ai.operation.name, 
 H_OLD = ("gen_ai.usage.prompt_tokens and completion_tokens are the names of older versions, deprecated for "
          "gen_ai.usage.input_tokens and output_tokens: a viewer that reads the current names finds nothing.")
 H_SYSTEM = "gen_ai.system is the older name; the version this chapter follows calls it gen_ai.provider.name."
-H_VALUES = ("read every value from the record: its model, its temperature as a float, its prompt_tokens and "
-            "completion_tokens; the operation is the string 'chat'.")
+H_VALUES = ("read every value from the record and the provider you are given: its model, its temperature as a float, "
+            "its prompt_tokens and completion_tokens; the operation is the string 'chat'.")
 
-RECORDS = [
-    CallRecord([{"role": "user", "content": "hi"}], "Action: Finish[hi]", 12, 5, 0.0, 0.01, model="scripted-stand-in"),
-    CallRecord([{"role": "user", "content": "2 + 2?"}], "4", 7, 1, 0.7, 0.2, model="gpt-4o-mini"),
-    CallRecord([{"role": "user", "content": "x"}], "", 0, 0, 1, 0.0, model="SmolLM2-135M-Instruct"),
+RECORDS = [  # (record, provider): shown cases; each check adds records and providers drawn for it
+    (CallRecord([{"role": "user", "content": "hi"}], "Action: Finish[hi]", 12, 5, 0.0, 0.01, model="scripted-stand-in"),
+     "agentkit"),
+    (CallRecord([{"role": "user", "content": "2 + 2?"}], "4", 7, 1, 0.7, 0.2, model="gpt-4o-mini"), "openai"),
+    (CallRecord([{"role": "user", "content": "x"}], "", 0, 0, 1, 0.0, model="SmolLM2-135M-Instruct"), "agentkit"),
 ]
+MODELS = ("gpt-4o-mini", "gpt-4.1-nano", "SmolLM2-135M-Instruct", "SmolLM2-360M-Instruct", "scripted-stand-in",
+          "qwen2.5-0.5b-instruct", "llama-3.2-1b-instruct")
+PROVIDERS = ("openai", "agentkit", "llama.cpp", "azure.ai.openai", "mistral_ai")
+
+
+def unseen_record() -> tuple:
+    """(record, provider) drawn for this check: any model, provider, temperature (an int now and then) and tokens."""
+    rng = cases()
+    temperature = rng.choice([0, 1, 2, 0.0, 0.2, 0.7, 1.0, round(rng.uniform(0, 2), 2)])
+    model = rng.choice(MODELS) + rng.choice(["", "", f"-{rng.randint(1, 9)}"])
+    record = CallRecord([{"role": "user", "content": f"question {rng.randint(1, 999)}"}], f"reply {rng.randint(1, 999)}",
+                        rng.randint(0, 4000), rng.randint(0, 600), temperature, round(rng.uniform(0, 3), 3),
+                        model=model)
+    return record, rng.choice(PROVIDERS)
 
 
 @exercise("16.span", "build", "A chat span's attributes",
@@ -86,22 +113,24 @@ def _span(chat_attributes):
     if not callable(chat_attributes):
         raise Fail("your answer", "a function chat_attributes(record, provider) -> dict", repr(chat_attributes),
                    "define it with def.")
-    for record in RECORDS:
-        provider = "openai" if record.model.startswith("gpt") else "agentkit"
+    drawn = [unseen_record() for _ in range(6)]
+    for record, provider in RECORDS + drawn:
+        case = f"a call to {record.model} at temperature {record.temperature!r}, provider {provider!r}"
         expected = spans_of([record], [], agent_name="check", provider=provider)[1].attributes
-        yours = call(chat_attributes, record, provider, case=f"a call to {record.model}", hint=H_VALUES)
+        yours = call(chat_attributes, record, provider, case=case, hint=H_VALUES)
         if not isinstance(yours, dict):
-            raise Fail(f"a call to {record.model}", "a dict of attributes", repr(yours), "return a dict.")
+            raise Fail(case, "a dict of attributes", shown(yours), "return a dict.")
         keys = set(yours)
-        hint = H_OLD if any("prompt_tokens" in k or "completion_tokens" in k for k in keys) else \
+        hint = H_OLD if any("prompt_tokens" in str(k) or "completion_tokens" in str(k) for k in keys) else \
             H_SYSTEM if "gen_ai.system" in keys else H_NAMES
         if keys != set(expected):
-            raise Fail(f"a call to {record.model}", f"the keys {sorted(expected)}", f"{sorted(keys)}", hint)
+            raise Fail(case, f"the keys {sorted(expected)}", shown(sorted(map(str, keys)), 400), hint)
         wrong = {k: yours[k] for k in expected if yours[k] != expected[k] or type(yours[k]) is not type(expected[k])}
         if wrong:  # the type too: a viewer tells the int 1 from the double 1.0
-            raise Fail(f"a call to {record.model}", repr({k: expected[k] for k in wrong}), repr(wrong), H_VALUES)
-    return (f"Your attributes match agentkit.otel's on {len(RECORDS)} ledger entries you had not seen. Any viewer that "
-            "reads the GenAI conventions now shows each call's model and tokens, whatever framework made the call.")
+            raise Fail(case, repr({k: expected[k] for k in wrong}), shown(wrong, 400), H_VALUES)
+    return (f"Your attributes match agentkit.otel's on {len(RECORDS) + len(drawn)} ledger entries, "
+            f"{len(drawn)} of them drawn for this check. Any viewer that reads the GenAI conventions now shows each "
+            "call's model and tokens, whatever framework made the call.")
 
 
 # --- 16.break: a reply that ends LangGraph's run ---------------------------------------------------
@@ -111,11 +140,22 @@ H_ACTION = ("parse_reply finds an action in your reply, so the adapter turns it 
 H_RIGHT = "the run ended with the right answer: make the reply say something else than 25185."
 
 
+def _printed(reply: str) -> bool:
+    """Is the reply section 4's format breaker's chat (whole, or as far as section 4 prints it)?"""
+    fold = lambda text: " ".join(text.split()).casefold()  # noqa: E731
+    chat = fold(FormatBreakerLLM().symptom(""))
+    return fold(reply)[:40] == chat[:40]
+
+
 @exercise("16.break", "break", "End LangGraph's run with a chat",
-          "Set `reply` to a first reply that ends LangGraph's ReAct at once with a wrong answer; agentkit's goes on.")
+          "Set `reply` to a first reply, not section 4's format-breaker chat, that ends LangGraph's ReAct at once "
+          "with a wrong answer; agentkit's goes on.")
 def _break(reply):
     if not isinstance(reply, str) or not reply.strip():
         raise Fail("your reply", "a non-empty string: the model's first reply", repr(reply), "write the reply as text.")
+    if _printed(reply):
+        raise Fail("your reply", "a reply of your own", shown(reply, 100),
+                   "section 4 runs the format breaker's chat through LangGraph already: write a chat of your own.")
     if parse_reply(reply).action:
         raise Fail(repr(reply[:80]), "a reply without an action", f"parse_reply reads {parse_reply(reply).action!r}",
                    H_ACTION)
@@ -142,28 +182,33 @@ def _break(reply):
 
 question("16.q1", "With the stand-in, LangGraph's ReAct sends the model exactly the prompts agentkit's sends, and "
                   "smolagents' prompts are several times longer. Why?", {
-    "a": ("create_agent sends the system prompt we give it and nothing else, and the adapter writes the history as "
-          "the text protocol; smolagents puts its own long system prompt (tool-calling rules, worked examples) "
-          "before our role prompt, on every call.", True,
-          "section 2 prints smolagents' system message: its own instructions, then ours, then its rules."),
-    "b": ("smolagents re-sends the whole history twice.", False,
+    "a": ("smolagents re-sends the whole history twice on every call, once as messages and once in its memory's "
+          "summary, so each prompt doubles.", False,
           "it re-sends it once, as every loop does; the extra tokens are the same on the first call, before any "
           "history exists."),
-    "c": ("LangGraph compresses the history.", False,
+    "b": ("LangGraph compresses the history.", False,
           "nothing is compressed: the prompts are byte for byte agentkit's, history included."),
-    "d": ("The stand-in answers smolagents with longer replies.", False,
+    "c": ("The stand-in answers smolagents with longer replies, and every later prompt of the run carries those long "
+          "replies, so the prompts grow.", False,
           "the replies are the same length; the difference is in the prompt tokens, not the completion tokens."),
+    "d": ("smolagents puts its own long system prompt, with tool-calling rules and examples, before ours on every "
+          "call.", True,
+          "section 2 prints smolagents' system message: its own instructions, then ours, then its rules; "
+          "create_agent sends only the prompt we give it, and the adapter writes the history as the text protocol, "
+          "so LangGraph's prompts are agentkit's."),
 }, hint="section 2, the token counts per call and the system prompts printed there.")
 
 question("16.q2", "The execute_tool spans of agentkit's text ReAct carry no gen_ai.tool.call.id; those of the "
                   "LangGraph and smolagents runs do. Why?", {
-    "a": ("The text protocol has no call ids; the frameworks' tool calls do (the adapter makes one per call), and the "
-          "conventions recommend the attribute only when an id is available.", True,
+    "a": ("Text-protocol actions have no ids; native tool calls do, and the conventions recommend the attribute only "
+          "when an id exists.", True,
           "a reply 'Action: Search[x]' names a tool and an input, nothing else; a native tool call carries an id "
-          "that its result must answer."),
-    "b": ("agentkit's executor drops the ids.", False,
+          "that its result must answer (the adapter makes one per call)."),
+    "b": ("agentkit's executor drops the ids of the calls it runs, because its log keeps only each tool's name, input "
+          "and output.", False,
           "there is no id to drop: the model's text never had one."),
-    "c": ("The conventions forbid call ids on INTERNAL spans.", False,
+    "c": ("The conventions forbid call ids on INTERNAL spans, and agentkit's tool spans are INTERNAL while the "
+          "frameworks' tool spans are not.", False,
           "execute_tool spans are INTERNAL, and gen_ai.tool.call.id is one of their recommended attributes."),
     "d": ("The in-memory exporter removes them.", False,
           "the exporter sends every attribute it is given; section 7 prints the ids of the framework runs."),
