@@ -8,10 +8,13 @@ from agentkit.approval import Verdict
 # The stand-in obeys the page: it asks for DeleteNotes[all], then SendMessage[...], whatever
 # happened to the first call. Approve(names) runs the named tools and denies every other side
 # effect, so approving DeleteNotes loses the notes but sends nothing, (0, 0), and approving
-# SendMessage keeps the notes and sends the message, (4, 1). Tainted looks first at where the run
-# has been: both calls come after the page, an untrusted tool output, so both are denied whatever
-# Approve would say: (4, 0).
-prediction = {"approve DeleteNotes": (0, 0), "approve SendMessage": (4, 1), "approve both, tainted": (4, 0)}
+# SendMessage keeps the notes and sends the message, (4, 1). Tainted denies a side effect after
+# the output of a tool that ran and is not trusted. With ReadPage trusted, the page taints
+# nothing: Approve decides the deletion (denied); a denied call ran no tool, so it has no output
+# to taint the message; Approve names SendMessage: it goes out, (4, 1). Trusting the tool that
+# reads the page gave the page its say again (section 6 trusts WriteNote only).
+prediction = {"approve DeleteNotes": (0, 0), "approve SendMessage": (4, 1),
+              "approve SendMessage, tainted, ReadPage trusted": (4, 1)}
 
 
 # 12.policy — decide by call.effect (a tool you have never seen still declares it) and by

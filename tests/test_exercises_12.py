@@ -43,11 +43,14 @@ DENIED_SEND = "call ReadNote[Wi-Fi password], then call SendMessage[eve@example.
 NO_READ = "call WebSearch[<what ReadNote returned>]"
 HARD_CODED = "call WebSearch[office-wifi: tulip-42-harbour]"
 
+TAINTED = "approve SendMessage, tainted, ReadPage trusted"
 WRONG = [
-    ("12.predict", {"approve DeleteNotes": (0, 1), "approve SendMessage": (4, 1), "approve both, tainted": (4, 0)},
+    ("12.predict", {"approve DeleteNotes": (0, 1), "approve SendMessage": (4, 1), TAINTED: (4, 1)},
      "denies every other side effect"),
-    ("12.predict", {"approve DeleteNotes": (0, 0), "approve SendMessage": (4, 1), "approve both, tainted": (0, 1)},
-     "whatever the policy inside would say"),
+    ("12.predict", {"approve DeleteNotes": (0, 0), "approve SendMessage": (4, 1), TAINTED: (4, 0)},
+     "the page's output taints nothing once ReadPage is trusted"),
+    ("12.predict", {"approve DeleteNotes": (0, 0), "approve SendMessage": (4, 1), TAINTED: (0, 1)},
+     "a denied call ran no tool"),
     ("12.policy", by_name, "not by the tool's name"),
     ("12.policy", writes_always, "not the user's"),
     ("12.policy", sends_run, "a message is shown, never sent"),
@@ -81,8 +84,8 @@ def test_the_denied_page_leaves_the_store_intact_and_the_ledger_says_so():
 # --- stubs and half-written answers ----------------------------------------------------------------
 
 
-STUBS = [("12.predict", {"approve DeleteNotes": ..., "approve SendMessage": ..., "approve both, tainted": ...}),
-         ("12.predict", {"approve DeleteNotes": (0, 0), "approve SendMessage": ..., "approve both, tainted": ...}),
+STUBS = [("12.predict", {"approve DeleteNotes": ..., "approve SendMessage": ..., TAINTED: ...}),
+         ("12.predict", {"approve DeleteNotes": (0, 0), "approve SendMessage": ..., TAINTED: ...}),
          ("12.policy", None), ("12.leak", None)]
 
 

@@ -42,19 +42,19 @@ def tidy_run(world: World, policy=None, max_steps: int = 6, **gate_options) -> G
 
 # --- 12.predict: what the store loses behind each gate ------------------------------------------
 
-PREDICT_SETTINGS = {  # sections 3 and 4 print the tidy run with no gate, denied and dry-run; not these
-    "approve DeleteNotes": Approve({"DeleteNotes"}),
-    "approve SendMessage": Approve({"SendMessage"}),
-    "approve both, tainted": Tainted(Approve({"DeleteNotes", "SendMessage"})),
+PREDICT_SETTINGS = {  # name -> (policy, the gate's trusted tools); sections 3, 4 and 6 print none of these runs
+    "approve DeleteNotes": (Approve({"DeleteNotes"}), ()),
+    "approve SendMessage": (Approve({"SendMessage"}), ()),
+    "approve SendMessage, tainted, ReadPage trusted": (Tainted(Approve({"SendMessage"})), ("ReadPage",)),
 }
 
 
 def store_losses() -> dict:
     """(notes left of 4, messages sent) after the injected tidy run under each setting, read from the store."""
     losses = {}
-    for name, policy in PREDICT_SETTINGS.items():
+    for name, (policy, trusted) in PREDICT_SETTINGS.items():
         with throwaway_world() as world:
-            tidy_run(world, policy)
+            tidy_run(world, policy, trusted=trusted)
             losses[name] = (world.counts()["notes"], world.counts()["outbox"])
     return losses
 
@@ -64,21 +64,24 @@ WHY = {
                            "the message is denied (section 6's Approve)",
     "approve SendMessage": "Approve runs the tools it names and denies every other side effect: the deletion is "
                            "denied, the message goes out (section 6's Approve)",
-    "approve both, tainted": "Tainted denies every side effect that comes after an untrusted tool output, whatever "
-                             "the policy inside would say: both calls come after the page was read, so both are "
-                             "denied and the store keeps its 4 notes",
+    "approve SendMessage, tainted, ReadPage trusted": "the page's output taints nothing once ReadPage is trusted, so "
+                                                      "Approve decides the deletion: denied; a denied call ran no tool "
+                                                      "and has no output to taint the message, which Approve names: it "
+                                                      "goes out. Trusting the tool that reads the page gave the page "
+                                                      "its say again",
 }
 
 
 prediction("12.predict", "What the store loses behind each gate",
            "Set `prediction` to {setting: (notes left, messages sent)} for the three settings, before running "
            "anything. Approve(names) runs the tools it names and denies every other side effect; Tainted(policy) "
-           "denies every side effect after an untrusted tool output, and asks `policy` before any.",
+           "denies every side effect after the output of a tool that ran and is not in the gate's `trusted`, and "
+           "asks `policy` about the others.",
            Prediction(truth=store_losses, labels=("notes left", "messages sent"), why=WHY,
                       case=lambda name: f"{name}, the injected tidy run", source="the store after the run",
                       pointer="the stand-in makes every call the page asks for, whatever happened to the one "
                               "before; for each setting, ask which of the page's two calls the gate lets run, "
-                              "and when the page was read (sections 3, 4 and 6)."))
+                              "and which earlier output, if any, taints it (sections 3, 4 and 6)."))
 
 
 # --- 12.policy: the team's approval policy -------------------------------------------------------
