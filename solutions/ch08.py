@@ -8,10 +8,10 @@ from agentkit.runtime import Runtime
 
 # 08.predict — count with the formula of section 8: LLM calls = steps + checkpoints + fallback, and
 # read each run's ladder at the defaults from section 3; then ask what each setting changes.
-# pager, Runtime(jaccard=1.0): at the defaults the repeat check stops the pager; at 1.0 only an
-# identical word set is a repeat, and every query names another page number, so it stays silent.
-# What is left is drift, judged at the first checkpoint (after step 3): hint at 3, redirect at 4,
-# stop at 5. 5 tool calls; 5 steps + 1 checkpoint + 1 fallback = 7 LLM calls.
+# pager, Runtime(jaccard=1.0, checkpoint_every=5): at the defaults the repeat check stops the
+# pager; at 1.0 only an identical word set is a repeat, and every query names another page number,
+# so it stays silent. What is left is drift, judged at the first checkpoint, after step 5: hint at
+# 5, redirect at 6, stop at 7. 7 tool calls; 7 steps + 1 checkpoint + 1 fallback = 9 LLM calls.
 # paraphrases, Runtime(stop=False): the ladder climbs to the redirect and stays there; the stuck
 # stand-in does not listen, so the run still goes to max_steps=20: (20, 20). Words are not a stop.
 # side topics, Runtime(checkpoint_every=6): every page is new and on-topic, so only drift can
@@ -19,7 +19,7 @@ from agentkit.runtime import Runtime
 # hint at 6, redirect at 7, stop at 8 (the ladder is shared: step 8's signal happens to be a
 # useless result), then the fallback. 8 tool calls; 8 steps + 1 checkpoint + 1 fallback = 10.
 prediction = {
-    "pager, Runtime(jaccard=1.0)": (7, 5),
+    "pager, Runtime(jaccard=1.0, checkpoint_every=5)": (9, 7),
     "paraphrases, Runtime(stop=False)": (20, 20),
     "side topics, Runtime(checkpoint_every=6)": (10, 8),
 }

@@ -17,16 +17,17 @@ from .predictions import Prediction, prediction
 # --- 08.predict: what the runtime costs, from the ledgers --------------------------------------
 
 PREDICT_RUNS = {  # name -> (task id, runtime); section 3 prints each run at the defaults, never these settings
-    "pager, Runtime(jaccard=1.0)": ("pager", Runtime(jaccard=1.0)),
+    "pager, Runtime(jaccard=1.0, checkpoint_every=5)": ("pager", Runtime(jaccard=1.0, checkpoint_every=5)),
     "paraphrases, Runtime(stop=False)": ("paraphrases", Runtime(stop=False)),
     "side topics, Runtime(checkpoint_every=6)": ("side topics", Runtime(checkpoint_every=6)),
 }
 
 WHY = {
-    "pager, Runtime(jaccard=1.0)": "at 1.0 only an identical word set is a repeat, and each query names another page "
-                                   "number: the repeat check stays silent, so drift catches the run at the first "
-                                   "checkpoint (after step 3): hint 3, redirect 4, stop 5; 5 steps + 1 checkpoint + "
-                                   "1 fallback",
+    "pager, Runtime(jaccard=1.0, checkpoint_every=5)": "at 1.0 only an identical word set is a repeat, and each "
+                                                       "query names another page number: the repeat check stays "
+                                                       "silent, so drift catches the run at the first checkpoint, "
+                                                       "after step 5: hint 5, redirect 6, stop 7; 7 steps + 1 "
+                                                       "checkpoint + 1 fallback",
     "paraphrases, Runtime(stop=False)": "with stop=False the ladder tops out at the redirect, and a model that does "
                                         "not listen runs on to max_steps: the notes are words, not a stop",
     "side topics, Runtime(checkpoint_every=6)": "drift is only seen at a checkpoint: the first comes after step 6 "
@@ -45,7 +46,7 @@ def runtime_costs() -> dict:
 
 
 prediction("08.predict", "What the runtime costs",
-           "Set `prediction` to {run: (LLM calls, tool calls)} for the four runs, before running anything.",
+           "Set `prediction` to {run: (LLM calls, tool calls)} for the three runs, before running anything.",
            Prediction(truth=runtime_costs, labels=("LLM calls", "tool calls"), why=WHY,
                       pointer="walk each run up the ladder (hint, redirect, stop) as section 3 prints it for every "
                               "sick run; section 8 checks that LLM calls = steps + checkpoints + fallback."))
