@@ -186,7 +186,8 @@ question("05.q1", "What does the writer's prompt carry when it writes draft 4 of
 question("05.q2", "Why did the WebAssembly engine refuse the chdir-then-write that the process sandbox let through?", {
     "a": ("The write came too late: the engine's time limit stopped it.", False,
           "the refusal came at once, as an error (No such file or directory), not a timeout."),
-    "b": ("Its audit hook announces chdir and refuses it.", False,
+    "b": ("Its audit hook sees the chdir before the write and refuses any change to a folder outside the one it was "
+          "given.", False,
           "that is the process sandbox's guard rail, and chdir is exactly what it let through."),
     "c": ("To the code, only its own folder exists: there is no other path to change into or to write.", True,
           "the engine maps one folder and nothing else; a path outside it does not exist inside the engine."),
