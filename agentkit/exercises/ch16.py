@@ -27,7 +27,8 @@ def _need_the_bridge(case: str) -> None:
 
 PREDICT_STEPS = 7  # section 4 runs the stuck stand-in at max_steps=5, agentkit without finish_fallback: not these
 PREDICT_LOOPS = {f"agentkit, max_steps={PREDICT_STEPS}, finish_fallback=True": "agentkit",
-                 f"LangGraph, max_steps={PREDICT_STEPS}": "LangGraph", f"smolagents, max_steps={PREDICT_STEPS}": "smolagents"}
+                 f"LangGraph, max_steps={PREDICT_STEPS}": "LangGraph",
+                 f"smolagents, max_steps={PREDICT_STEPS}": "smolagents"}
 WHY = {
     f"agentkit, max_steps={PREDICT_STEPS}, finish_fallback=True":
         "the repeat fuse (chapter 03) refuses the second identical action before its tool runs: 2 LLM calls, 1 tool "
@@ -63,8 +64,8 @@ def stuck_costs() -> dict:
 
 
 prediction("16.predict", "A stuck model in three loops",
-           f"Set `prediction` to {{loop: (LLM calls, tool calls)}} for the stuck stand-in at max_steps={PREDICT_STEPS}, "
-           "agentkit's loop with finish_fallback=True, before running anything.",
+           "Set `prediction` to {loop: (LLM calls, tool calls)} for the stuck stand-in at "
+           f"max_steps={PREDICT_STEPS}, agentkit's loop with finish_fallback=True, before running anything.",
            Prediction(truth=stuck_costs, labels=("LLM calls", "tool calls"), why=WHY,
                       case=lambda row: f"{row}, the stuck stand-in",
                       done=lambda truth: "A fuse is a few lines of the loop; a framework without one pays the whole "
@@ -101,9 +102,9 @@ def unseen_record() -> tuple:
     rng = cases()
     temperature = rng.choice([0, 1, 2, 0.0, 0.2, 0.7, 1.0, round(rng.uniform(0, 2), 2)])
     model = rng.choice(MODELS) + rng.choice(["", "", f"-{rng.randint(1, 9)}"])
-    record = CallRecord([{"role": "user", "content": f"question {rng.randint(1, 999)}"}], f"reply {rng.randint(1, 999)}",
-                        rng.randint(0, 4000), rng.randint(0, 600), temperature, round(rng.uniform(0, 3), 3),
-                        model=model)
+    messages = [{"role": "user", "content": f"question {rng.randint(1, 999)}"}]
+    record = CallRecord(messages, f"reply {rng.randint(1, 999)}", rng.randint(0, 4000), rng.randint(0, 600),
+                        temperature, round(rng.uniform(0, 3), 3), model=model)
     return record, rng.choice(PROVIDERS)
 
 
