@@ -22,12 +22,13 @@ import random
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .data import read_text
+from .data import DATA_DIR
 from .memory_data import ATTRIBUTES, PEOPLE, SERVICES, memory_text
 from .memory_store import MemoryStore
 from .scripts.key_paths import Known
 from .tasks import CATEGORIES as CHAPTER_CATEGORIES
 from .tasks import Task, parse_call
+from .text import json_lines
 from .tools import KnowledgeBase, ToolExecutor, calculator, is_error
 
 CATEGORIES = (*CHAPTER_CATEGORIES, "gate", "memory")
@@ -93,7 +94,7 @@ class Fact:
 
 def templates() -> list[dict]:
     """The task templates of data/capstone_tasks.jsonl, one per line."""
-    rows = [json.loads(line) for line in read_text("capstone_tasks.jsonl").splitlines() if line.strip()]
+    rows = [json.loads(line) for _, line in json_lines(DATA_DIR / "capstone_tasks.jsonl")]
     for row in rows:
         if row["category"] not in CATEGORIES:
             raise ValueError(f"template {row['id']}: category {row['category']!r} is not one of {CATEGORIES}")

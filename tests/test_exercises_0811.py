@@ -399,3 +399,19 @@ def test_every_option_of_every_question_is_explained(chapter):
             assert q.hint and all(len(why) > 20 for _, _, why in q.options.values()), q.id
             right = quiz(q.id, q.answer)
             assert right.ok and all(f"  {letter})" in right.text for letter in q.options if letter != q.answer)
+
+
+def test_the_replay_check_reads_a_recording_whose_request_holds_a_line_separator(monkeypatch):
+    """A recorded request with U+2028 in it is still one cassette line: the check must not split it there (it did,
+    with str.splitlines, and raised a JSONDecodeError instead of giving a verdict)."""
+    import dataclasses
+
+    from agentkit.exercises import ch11
+    from test_exercises import solutions
+
+    task = ch11.TASKS[1]
+    separated = dataclasses.replace(task, question=task.question + "\u2028") if dataclasses.is_dataclass(task) \
+        else task._replace(question=task.question + "\u2028")
+    monkeypatch.setattr(ch11, "TASKS", (ch11.TASKS[0], separated) + tuple(ch11.TASKS[2:]))
+    verdict = check("11.replay", solutions("11")["11.replay"])
+    assert verdict.status == "correct", verdict

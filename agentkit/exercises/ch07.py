@@ -2,7 +2,7 @@
 that prunes the solution, two questions. Every search here is one small puzzle: a check takes milliseconds."""
 from __future__ import annotations
 
-from ..game24 import verify
+from ..game24 import load_puzzles, verify
 from ..llm import Rule, ScriptedLLM
 from ..scripts.tot import stand_in
 from ..tot import (TreeOfThoughts, by_value, expression_of, parse_label, parse_thoughts,
@@ -195,13 +195,10 @@ H_VERIFY_UNSEEN = ("an expression drawn for this check: accept it only if it use
 def unseen_expressions(count: int = 6) -> list:
     """(expression, numbers) drawn for this check from the shipped puzzles: half of them solutions, half a
     solution with one slip (a number changed, one used twice, a power, an operator changed)."""
-    import json
     import re
 
-    from ..data import read_text
-
     rng = cases()
-    puzzles = [json.loads(line) for line in read_text("game24.jsonl").splitlines() if line.strip()]
+    puzzles = load_puzzles()
     drawn = []
     for number in range(count):
         puzzle = rng.choice(puzzles)

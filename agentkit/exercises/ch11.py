@@ -17,6 +17,7 @@ from ..scripts import course_script
 from ..scripts.native import DISEASES, TASKS, sick_tool_caller
 from ..scripts.native import call as stand_in_call
 from ..scripts.react import CHECKPOINT_QUESTION
+from ..text import json_lines
 from ..tools import default_executor
 from . import Fail, call, cases, exercise, question
 from .predictions import Prediction, prediction
@@ -296,7 +297,7 @@ def _replay(find_entry):
         cassette = Path(folder) / "checkpoint.jsonl"
         live = NativeReActAgent(Recorder(get_llm("fake"), cassette), max_steps=4)
         live.run(TASKS[1].question, verbose=False)
-        entries = [json.loads(line) for line in cassette.read_text(encoding="utf-8").splitlines()]
+        entries = [json.loads(line) for _, line in json_lines(cassette)]  # U+2028 in a reply is not a line end
     replay = LearnersReplay(entries, find_entry)
     again = NativeReActAgent(replay, max_steps=4)
     again.run(TASKS[1].question, verbose=False)
