@@ -27,9 +27,8 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml tools/install.p
 
 # The test tools, only when make test first needs them: make lab does without. So is chapter 16's bridge
 # (LangGraph, smolagents, OpenTelemetry: requirements-bridge.txt), which the test command runs.
-$(TEST_STAMP): requirements-test.txt requirements-bridge.txt $(STAMP)
-	$(PY) -m pip install -r requirements-test.txt -r requirements-bridge.txt
-	$(PY) tools/install.py --hypothesis-table
+$(TEST_STAMP): requirements-test.txt requirements-bridge.txt requirements-bridge-3.15.txt $(STAMP)
+	$(PY) tools/install.py --test-tools
 	touch $(TEST_STAMP)
 
 ## Open the course in JupyterLab at its first chapter. As root (containers, cloud notebooks) it adds --allow-root.

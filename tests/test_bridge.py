@@ -2,37 +2,48 @@
 through the adapters, and agentkit importable without any of it."""
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-pytest.importorskip("langgraph")
-pytest.importorskip("smolagents")
-
-from agentkit import get_llm  # noqa: E402
-from agentkit.bridge import SMOLAGENTS_FALLBACK_MARKER, call_id  # noqa: E402
-from agentkit.bridge.compare import REACT, code_lines, sweep  # noqa: E402
-from agentkit.bridge.with_langgraph import LangGraphPlanAndSolve, LangGraphReAct, plan_and_solve_graph  # noqa: E402
-from agentkit.bridge.with_smolagents import SmolagentsReAct  # noqa: E402
-from agentkit.data import read_text  # noqa: E402
-from agentkit.parsing import FORMAT_REMINDER  # noqa: E402
-from agentkit.plan import PlanAndSolveAgent  # noqa: E402
-from agentkit.react import REACT_MARKER, ReActAgent  # noqa: E402
-from agentkit.scripts.react import CHECKPOINT_QUESTION  # noqa: E402
-from agentkit.sick import FormatBreakerLLM, StuckLLM  # noqa: E402
-from agentkit.tasks import load_tasks  # noqa: E402
-from agentkit.tools import default_executor  # noqa: E402
+from agentkit import get_llm
+from agentkit.bridge import SMOLAGENTS_FALLBACK_MARKER, call_id
+from agentkit.data import read_text
+from agentkit.parsing import FORMAT_REMINDER
+from agentkit.plan import PlanAndSolveAgent
+from agentkit.react import REACT_MARKER, ReActAgent
+from agentkit.scripts.react import CHECKPOINT_QUESTION
+from agentkit.sick import FormatBreakerLLM, StuckLLM
+from agentkit.tasks import load_tasks
+from agentkit.tools import default_executor
 
 ROOT = Path(__file__).resolve().parent.parent
 APPLES = "Tom has 23 apples. He uses 20 for lunch and buys 6 more. How many apples does he have?"
-LOOPS = {"agentkit": ReActAgent, "LangGraph": LangGraphReAct, "smolagents": SmolagentsReAct}
+LOOPS = ("agentkit", "LangGraph", "smolagents")
+
+
+@functools.cache
+def frameworks() -> SimpleNamespace:
+    """The bridge's framework side, imported when a test first needs it: LangGraph and smolagents take about a
+    second to import, which every pytest worker would otherwise pay while it collects this file."""
+    pytest.importorskip("langgraph")
+    pytest.importorskip("smolagents")
+    from agentkit.bridge.compare import REACT, code_lines, sweep
+    from agentkit.bridge.with_langgraph import LangGraphPlanAndSolve, LangGraphReAct, plan_and_solve_graph
+    from agentkit.bridge.with_smolagents import SmolagentsReAct
+
+    return SimpleNamespace(REACT=REACT, code_lines=code_lines, sweep=sweep, LangGraphPlanAndSolve=LangGraphPlanAndSolve,
+                           plan_and_solve_graph=plan_and_solve_graph,
+                           loops={"agentkit": ReActAgent, "LangGraph": LangGraphReAct, "smolagents": SmolagentsReAct})
 
 
 def run(loop, llm, max_steps=5):
-    agent = LOOPS[loop](llm, default_executor(), max_steps=max_steps)
+    agent = frameworks().loops[loop](llm, default_executor(), max_steps=max_steps)
     return agent, agent.run(CHECKPOINT_QUESTION, verbose=False)
 
 
@@ -92,14 +103,15 @@ def test_only_agentkit_has_a_repeat_fuse():
 
 
 def test_the_planner_graph_makes_chapter_04s_calls_and_pauses_for_a_person_with_a_checkpointer():
+    frameworks()
     from langgraph.checkpoint.memory import InMemorySaver
 
-    ours, graph_agent = PlanAndSolveAgent(get_llm("fake")), LangGraphPlanAndSolve(get_llm("fake"))
+    ours, graph_agent = PlanAndSolveAgent(get_llm("fake")), frameworks().LangGraphPlanAndSolve(get_llm("fake"))
     assert ours.run(APPLES, verbose=False) == graph_agent.run(APPLES)
     assert [c.messages for c in graph_agent.llm.calls] == [c.messages for c in ours.llm.calls]
     assert graph_agent.results == ours.results and len(graph_agent.llm.calls) == 1 + len(ours.plan)
     llm = get_llm("fake")
-    graph = plan_and_solve_graph(llm, checkpointer=InMemorySaver(), interrupt_before=["execute"])
+    graph = frameworks().plan_and_solve_graph(llm, checkpointer=InMemorySaver(), interrupt_before=["execute"])
     thread = {"configurable": {"thread_id": "t"}}
     graph.invoke({"question": APPLES}, thread)
     assert graph.get_state(thread).next == ("execute",) and len(llm.calls) == 1  # planned, nothing executed
@@ -110,8 +122,8 @@ def test_the_planner_graph_makes_chapter_04s_calls_and_pauses_for_a_person_with_
 def test_the_shipped_sweep_is_what_the_loops_do_now():
     shipped = json.loads(read_text("bridge_sweep.json"))
     wanted = [row for row in shipped["rows"] if row["rate"] == 0.2 and row["seed"] == 0]
-    assert sweep(rates=(0.2,), seeds=(0,)) == wanted
-    assert {row["framework"] for row in wanted} == set(REACT) and shipped["tasks"] == len(load_tasks())
+    assert frameworks().sweep(rates=(0.2,), seeds=(0,)) == wanted
+    assert {row["framework"] for row in wanted} == set(frameworks().REACT) and shipped["tasks"] == len(load_tasks())
 
 
 def test_code_lines_leave_out_docstrings_comments_and_blank_lines():
@@ -124,7 +136,7 @@ def test_code_lines_leave_out_docstrings_comments_and_blank_lines():
 
         return x
 
-    assert code_lines(sample) == 4  # def, the two lines of x, return
+    assert frameworks().code_lines(sample) == 4  # def, the two lines of x, return
 
 
 def test_agentkit_and_the_chapter_import_without_the_bridge():

