@@ -39,18 +39,22 @@ NOT_YET_TRANSLATED = {
     "14_capstone",
     "15_several_models_and_agents",
     "16_frameworks_and_traces",
+    "README",
+    "SOURCES",
 }
 
 ENGLISH = translate.english_notebooks()
 TRANSLATED = [nb for nb in ENGLISH if translate.translation_file(nb).exists()]
+PAGES = [page for page in translate.pages() if page.translation.exists()]  # README.md, notebooks/SOURCES.md
 
 
-def test_every_chapter_is_translated_or_listed_as_not_yet():
-    stems = {nb.stem for nb in ENGLISH}
-    assert NOT_YET_TRANSLATED <= stems, f"listed but not a chapter: {sorted(NOT_YET_TRANSLATED - stems)}"
-    listed_yet_translated = {nb.stem for nb in TRANSLATED} & NOT_YET_TRANSLATED
+def test_every_chapter_and_page_is_translated_or_listed_as_not_yet():
+    stems = {unit.name for unit in translate.units()}
+    done = {nb.stem for nb in TRANSLATED} | {page.name for page in PAGES}
+    assert NOT_YET_TRANSLATED <= stems, f"listed but not a chapter or page: {sorted(NOT_YET_TRANSLATED - stems)}"
+    listed_yet_translated = done & NOT_YET_TRANSLATED
     assert not listed_yet_translated, f"translated now: take {sorted(listed_yet_translated)} off NOT_YET_TRANSLATED"
-    untranslated = stems - {nb.stem for nb in TRANSLATED} - NOT_YET_TRANSLATED
+    untranslated = stems - done - NOT_YET_TRANSLATED
     assert not untranslated, f"no Chinese edition: {sorted(untranslated)} (python tools/translate.py sync NN)"
 
 
@@ -69,6 +73,16 @@ def test_the_chinese_notebook_is_what_the_tool_builds_from_current_translations(
     assert on_disk.exists(), f"{on_disk.name}: not built (python tools/translate.py build)"
     assert on_disk.read_text(encoding="utf-8") == built, (
         f"{on_disk.relative_to(ROOT)} differs from what tools/translate.py builds: run python tools/translate.py build")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_the_chinese_page_is_what_the_tool_builds_from_current_translations(page):
+    try:
+        built = page.build()
+    except translate.Stale as stale:
+        pytest.fail(str(stale))
+    assert page.target.exists() and page.target.read_text(encoding="utf-8") == built, (
+        f"{page.target.relative_to(ROOT)} differs from what tools/translate.py builds: run python tools/translate.py build")
 
 
 @pytest.mark.parametrize("notebook", TRANSLATED, ids=lambda p: p.stem)
@@ -117,20 +131,22 @@ def kept(text: str) -> dict:
         "inline code": sorted(set(m.group(2) for m in INLINE.finditer(FENCE.sub(" ", text)))),
         "links": sorted(set(LINK.findall(text))),
         "numbers": sorted(set(n.replace(",", "").rstrip(".") for n in NUMBER.findall(prose))),
+        "anchors": sorted(re.findall(r'<a id="([^"]+)"></a>', text)),
         "headings": Counter(len(m.group(1)) for m in re.finditer(r"^(#+)\s", FENCE.sub(" ", text), re.M)),
     }
 
 
-BLOCKS = [(nb, block) for nb in TRANSLATED for block in translate.read_blocks(nb).values()
+UNITS = [translate.Chapter(nb) for nb in TRANSLATED] + PAGES
+BLOCKS = [(unit.name, block) for unit in UNITS for block in unit.blocks().values()
           if block.zh.strip() not in ("", translate.TODO)]
 
 
-@pytest.mark.parametrize("notebook,block", BLOCKS, ids=lambda x: x.stem if isinstance(x, Path) else x.cell)
-def test_a_translation_keeps_the_numbers_code_links_and_headings_of_its_english(notebook, block):
+@pytest.mark.parametrize("name,block", BLOCKS, ids=lambda x: x if isinstance(x, str) else x.cell)
+def test_a_translation_keeps_the_numbers_code_links_and_headings_of_its_english(name, block):
     english, chinese = kept(block.en), kept(block.zh)
     for what in english:
         assert chinese[what] == english[what], (
-            f"{notebook.stem}, cell {block.cell}: the {what} differ\n  English: {english[what]}\n  Chinese: {chinese[what]}")
+            f"{name}, block {block.cell}: the {what} differ\n  English: {english[what]}\n  Chinese: {chinese[what]}")
 
 
 def glossary() -> list[tuple[str, str, list[str]]]:
@@ -147,16 +163,17 @@ def test_the_glossary_is_read():
     assert len(rows) >= 40 and ("agent", "智能体", ["代理"]) in rows
 
 
-@pytest.mark.parametrize("notebook", TRANSLATED, ids=lambda p: p.stem)
-def test_translations_use_the_glossarys_terms_not_the_ones_it_rejects(notebook):
-    for block in translate.read_blocks(notebook).values():
+@pytest.mark.parametrize("unit", UNITS, ids=lambda u: u.name)
+def test_translations_use_the_glossarys_terms_not_the_ones_it_rejects(unit):
+    notebook = unit
+    for block in unit.blocks().values():
         prose = FENCE.sub(" ", INLINE.sub(" ", block.zh))
         terms = glossary()
         for _, chinese, _ in terms:  # a rejected word inside a chosen term (单元 in 单元格) is the chosen term
             prose = prose.replace(chinese, " ")
         for english, chinese, rejected in terms:
             for word in rejected:
-                assert word not in prose, (f"{notebook.stem}, cell {block.cell}: '{word}' for '{english}': the "
+                assert word not in prose, (f"{notebook.name}, block {block.cell}: '{word}' for '{english}': the "
                                            f"glossary (translations/zh-CN/GLOSSARY.md) says '{chinese}'")
 
 
@@ -220,3 +237,26 @@ def test_what_a_translation_keeps_is_read_from_numbers_code_links_and_headings()
     for bad in (good.replace("1200", "1300"), good.replace("`run(3)`", "`run(4)`"), good.replace("#a", "#b"),
                 good.replace("## 2.", "### 2."), good.replace("x = 1", "x = 2"), good + " 共 7 次。"):
         assert kept(bad) != kept(english), bad
+
+
+def test_a_page_is_translated_by_paragraph_and_a_changed_paragraph_is_named(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "README.md").write_text("# Title\n\nFirst paragraph.\n\n```bash\nmake lab\n\nmake test\n```\n", encoding="utf-8")
+    page = translate.Page("README", "README.md", "README.zh-CN.md", tmp_path)
+    english = page.english()
+    assert list(english.values()) == ["# Title", "First paragraph.", "```bash\nmake lab\n\nmake test\n```"]
+    zh = dict(zip(english, ["# 标题", "第一段。", "```bash\nmake lab\n\nmake test\n```"]))
+    page.translation.parent.mkdir(parents=True)
+    page.translation.write_text(translate.render([translate.Block(i, english[i], zh[i]) for i in english], "README"),
+                                encoding="utf-8")
+    assert page.build() == "# 标题\n\n第一段。\n\n```bash\nmake lab\n\nmake test\n```\n"
+    (tmp_path / "README.md").write_text("# Title\n\nFirst paragraph, changed.\n\n```bash\nmake lab\n\nmake test\n```\n",
+                                        encoding="utf-8")
+    with pytest.raises(translate.Stale) as stale:
+        page.build()
+    assert stale.value.missing == [translate.paragraph_id("First paragraph, changed.")]
+    # sync keeps the old translation beside the English it followed, so status shows what changed
+    assert translate.main(["--root", str(tmp_path), "sync", "README"]) == 0
+    with pytest.raises(translate.Stale) as stale:
+        page.build()
+    assert stale.value.stale == [translate.paragraph_id("First paragraph, changed.")]

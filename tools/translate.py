@@ -1,10 +1,11 @@
 """The Chinese edition, built from the English notebooks: the same code and outputs, translated prose.
 
-    python tools/translate.py build            # write notebooks/zh-CN/*.ipynb from the English ones
+    python tools/translate.py build            # write notebooks/zh-CN/*.ipynb, README.zh-CN.md, zh-CN/SOURCES.md
     python tools/translate.py status [NN]      # which cells have no translation, or one made from older English
     python tools/translate.py status -v NN     # ... with what changed in the English since it was translated
     python tools/translate.py sync NN          # add blocks for new cells to NN's translation file, drop gone ones
     python tools/translate.py accept NN ID...  # after updating a translation: record the English it now follows
+    (NN: a chapter's number, 03b, or a page: README, SOURCES)
 
 A translation file (translations/zh-CN/NN_topic.md) holds, for every Markdown cell of the English notebook, the
 cell's id, the English text it was translated from, and the translation:
@@ -21,11 +22,15 @@ a second time. A translation whose English differs from the English cell today i
 tests/test_translations.py names the chapter and the cell. The header line under the title (the Colab link and
 the sources, written by tools/colab_cell.py) is not translated by hand: it is left out of the English compared,
 and written in Chinese here.
+
+The two pages a learner reads beside the notebooks, README.md and notebooks/SOURCES.md, are translated the same way
+paragraph by paragraph (translations/zh-CN/pages/), a paragraph's block keyed by a hash of the English it follows.
 """
 from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import json
 import re
 import sys
@@ -177,124 +182,196 @@ class Stale(Exception):
 
 def problems(nb: dict, blocks: dict[str, Block]) -> tuple[list[str], list[str]]:
     """The ids of cells with no translation, and of cells whose English changed since their translation."""
-    missing, stale = [], []
-    for cell_id, english in english_by_id(nb).items():
-        block = blocks.get(cell_id)
-        if block is None or block.zh.strip() in ("", TODO):
-            missing.append(cell_id)
-        elif block.en != english:
-            stale.append(cell_id)
-    return missing, stale
+    return diff(english_by_id(nb), blocks)
 
 
 def build_notebook(notebook: Path, root: Path = ROOT) -> str:
     """The Chinese notebook's text; raises Stale when a Markdown cell has no current translation."""
-    text = notebook.read_text(encoding="utf-8")
-    nb = json.loads(text)
-    blocks = read_blocks(notebook, root)
-    missing, stale = problems(nb, blocks)
-    if missing or stale:
-        raise Stale(notebook.stem, missing, stale)
-    md = markdown_cells(nb)
-    repository = colab_cell.repository_in((root / "pyproject.toml").read_text(encoding="utf-8"))
-    url = colab_cell.colab_url(repository, f"notebooks/{LANG}/{notebook.name}")
-    cells = []
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "markdown":
-            zh = relinked(blocks[cell["id"]].zh)
-            if cell is md[0]:
-                zh = with_header(zh, url, notebook.name)
-            cell = dict(cell, source=colab_cell.as_lines(zh))
-        cells.append(cell)
-    return colab_cell.dumps(dict(nb, cells=cells))
+    return Chapter(notebook, root).build()
 
 
 def translated_chapters(root: Path = ROOT) -> list[Path]:
     return [nb for nb in english_notebooks(root) if translation_file(nb, root).exists()]
 
 
+# --- what is translated: a chapter (its Markdown cells) or a page (its paragraphs) ---------------------------
+
+class Chapter:
+    def __init__(self, notebook: Path, root: Path = ROOT) -> None:
+        self.english_path, self.root, self.name = notebook, root, notebook.stem
+        self.translation = translation_file(notebook, root)
+        self.target = target(notebook, root)
+
+    def english(self) -> dict[str, str]:
+        return english_by_id(json.loads(self.english_path.read_text(encoding="utf-8")))
+
+    def blocks(self) -> dict[str, Block]:
+        return parse(self.translation.read_text(encoding="utf-8"), self.translation.name) if self.translation.exists() else {}
+
+    def check(self) -> dict[str, Block]:
+        blocks = self.blocks()
+        missing, stale = diff(self.english(), blocks)
+        if missing or stale:
+            raise Stale(self.name, missing, stale)
+        return blocks
+
+    def build(self) -> str:
+        blocks = self.check()
+        nb = json.loads(self.english_path.read_text(encoding="utf-8"))
+        md = markdown_cells(nb)
+        repository = colab_cell.repository_in((self.root / "pyproject.toml").read_text(encoding="utf-8"))
+        url = colab_cell.colab_url(repository, f"notebooks/{LANG}/{self.english_path.name}")
+        cells = []
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "markdown":
+                zh = relinked(blocks[cell["id"]].zh)
+                if cell is md[0]:
+                    zh = with_header(zh, url, self.english_path.name)
+                cell = dict(cell, source=colab_cell.as_lines(zh))
+            cells.append(cell)
+        return colab_cell.dumps(dict(nb, cells=cells))
+
+
+def paragraphs(text: str) -> list[str]:
+    """A Markdown page cut at blank lines, a fenced block kept whole."""
+    out, current, fenced = [], [], False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        if not line.strip() and not fenced:
+            if current:
+                out.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    if current:
+        out.append("\n".join(current))
+    return out
+
+
+def paragraph_id(text: str) -> str:
+    return "p" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
+
+
+class Page(Chapter):
+    """A Markdown page whose paragraphs are the blocks; a block's id is the hash of the English it first followed."""
+
+    def __init__(self, name: str, english: str, chinese: str, root: Path = ROOT) -> None:
+        self.english_path, self.root, self.name = root / english, root, name
+        self.translation = root / "translations" / LANG / "pages" / (name + ".md")
+        self.target = root / chinese
+
+    def english(self) -> dict[str, str]:
+        return {paragraph_id(p): p for p in paragraphs(self.english_path.read_text(encoding="utf-8"))}
+
+    def build(self) -> str:
+        blocks = self.check()
+        return "\n\n".join(blocks[i].zh for i in self.english()) + "\n"
+
+
+def pages(root: Path = ROOT) -> list[Page]:
+    return [Page("README", "README.md", "README.zh-CN.md", root),
+            Page("SOURCES", "notebooks/SOURCES.md", f"notebooks/{LANG}/SOURCES.md", root)]
+
+
+def units(root: Path = ROOT) -> list[Chapter]:
+    return [Chapter(nb, root) for nb in english_notebooks(root)] + pages(root)
+
+
+def diff(english: dict[str, str], blocks: dict[str, Block]) -> tuple[list[str], list[str]]:
+    """The ids with no translation, and those whose English changed since their translation."""
+    missing = [i for i in english if i not in blocks or blocks[i].zh.strip() in ("", TODO)]
+    stale = [i for i in english if i not in missing and blocks[i].en != english[i]]
+    return missing, stale
+
+
 # --- commands ----------------------------------------------------------------------------------------------
 
-def find(chapter: str, root: Path = ROOT) -> Path:
-    found = [nb for nb in english_notebooks(root) if nb.stem == chapter or nb.stem.split("_")[0] == chapter]
+def find(name: str, root: Path = ROOT):
+    """A chapter by its number (03b) or file name, or a page by its name (README, SOURCES)."""
+    found = [u for u in units(root) if u.name == name or u.name.split("_")[0] == name]
     if len(found) != 1:
-        raise SystemExit(f"no chapter {chapter!r}: give its number (03b) or its file name without .ipynb")
+        raise SystemExit(f"no chapter or page {name!r}: give a chapter's number (03b), its file name without "
+                         ".ipynb, README or SOURCES")
     return found[0]
 
 
 def cmd_build(args) -> int:
-    out = args.root / "notebooks" / LANG
-    out.mkdir(parents=True, exist_ok=True)
     failed, written = [], 0
-    for notebook in translated_chapters(args.root):
+    for unit in units(args.root):
+        if not unit.translation.exists():
+            continue
         try:
-            text = build_notebook(notebook, args.root)
+            text = unit.build()
         except Stale as e:
             failed.append(str(e))
             continue
-        path = target(notebook, args.root)
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8", newline="\n")
+        if not unit.target.exists() or unit.target.read_text(encoding="utf-8") != text:
+            unit.target.parent.mkdir(parents=True, exist_ok=True)
+            unit.target.write_text(text, encoding="utf-8", newline="\n")
             written += 1
-    print(f"{written} Chinese notebook(s) written in {out.relative_to(args.root)}")
+    print(f"{written} Chinese file(s) written")
     for line in failed:
         print("not built:", line)
     return 1 if failed else 0
 
 
 def cmd_status(args) -> int:
-    chapters = [find(args.chapter, args.root)] if args.chapter else english_notebooks(args.root)
     bad = 0
-    for notebook in chapters:
-        nb = json.loads(notebook.read_text(encoding="utf-8"))
-        if not translation_file(notebook, args.root).exists():
-            print(f"{notebook.stem}: not translated yet")
+    for unit in [find(args.chapter, args.root)] if args.chapter else units(args.root):
+        if not unit.translation.exists():
+            print(f"{unit.name}: not translated yet")
             bad += 1
             continue
-        blocks = read_blocks(notebook, args.root)
-        missing, stale = problems(nb, blocks)
-        total = len(markdown_cells(nb))
-        print(f"{notebook.stem}: {total - len(missing) - len(stale)} of {total} cells current"
+        english, blocks = unit.english(), unit.blocks()
+        missing, stale = diff(english, blocks)
+        print(f"{unit.name}: {len(english) - len(missing) - len(stale)} of {len(english)} blocks current"
               + (f"; missing {', '.join(missing)}" if missing else "") + (f"; stale {', '.join(stale)}" if stale else ""))
         bad += bool(missing or stale)
         if args.verbose:
-            english = english_by_id(nb)
-            for cell_id in stale:
-                print(f"\n--- cell {cell_id}: the English it was translated from -> the English now")
-                sys.stdout.writelines(difflib.unified_diff(blocks[cell_id].en.splitlines(keepends=True),
-                                                           english[cell_id].splitlines(keepends=True), n=1))
+            for block_id in stale:
+                print(f"\n--- {block_id}: the English it was translated from -> the English now")
+                sys.stdout.writelines(difflib.unified_diff(blocks[block_id].en.splitlines(keepends=True),
+                                                           english[block_id].splitlines(keepends=True), n=1))
                 print()
+            for block_id in missing:
+                print(f"\n--- {block_id}: no translation yet\n{english[block_id]}")
     return 1 if bad else 0
 
 
 def cmd_sync(args) -> int:
-    notebook = find(args.chapter, args.root)
-    nb = json.loads(notebook.read_text(encoding="utf-8"))
-    blocks = read_blocks(notebook, args.root)
-    english = english_by_id(nb)
-    kept = [blocks.get(cell_id) or Block(cell_id, text, TODO) for cell_id, text in english.items()]
-    gone = sorted(set(blocks) - set(english))
-    path = translation_file(notebook, args.root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(kept, notebook.stem), encoding="utf-8", newline="\n")
-    added = sum(1 for cell_id in english if cell_id not in blocks)
-    print(f"{path.relative_to(args.root)}: {added} block(s) added for new cells, {len(gone)} dropped"
-          + (f" ({', '.join(gone)})" if gone else ""))
+    """Blocks for new cells or paragraphs (a changed paragraph keeps the translation of the one it most resembles,
+    marked stale until accepted), and none for what is gone."""
+    unit = find(args.chapter, args.root)
+    blocks, english = unit.blocks(), unit.english()
+    unused = [b for i, b in blocks.items() if i not in english]
+    kept = []
+    for block_id, text in english.items():
+        block = blocks.get(block_id)
+        if block is None and isinstance(unit, Page) and unused:
+            best = max(unused, key=lambda b: difflib.SequenceMatcher(None, b.en, text).ratio())
+            if difflib.SequenceMatcher(None, best.en, text).ratio() >= 0.6:
+                unused.remove(best)
+                block = Block(block_id, best.en, best.zh)
+        kept.append(block or Block(block_id, text, TODO))
+    added = sum(1 for b in kept if b.zh == TODO)
+    unit.translation.parent.mkdir(parents=True, exist_ok=True)
+    unit.translation.write_text(render(kept, unit.name), encoding="utf-8", newline="\n")
+    print(f"{unit.translation.relative_to(args.root)}: {added} block(s) to translate, "
+          f"{len(set(blocks) - {b.cell for b in kept})} dropped")
     return 0
 
 
 def cmd_accept(args) -> int:
-    notebook = find(args.chapter, args.root)
-    nb = json.loads(notebook.read_text(encoding="utf-8"))
-    blocks = read_blocks(notebook, args.root)
-    english = english_by_id(nb)
-    for cell_id in args.cells:
-        if cell_id not in blocks or cell_id not in english:
-            raise SystemExit(f"{notebook.stem} has no translated cell {cell_id!r}")
-        blocks[cell_id].en = english[cell_id]
-    path = translation_file(notebook, args.root)
-    path.write_text(render([blocks[c] for c in english if c in blocks], notebook.stem), encoding="utf-8", newline="\n")
-    print(f"{path.relative_to(args.root)}: {len(args.cells)} cell(s) now follow today's English")
+    unit = find(args.chapter, args.root)
+    blocks, english = unit.blocks(), unit.english()
+    for block_id in args.cells:
+        if block_id not in blocks or block_id not in english:
+            raise SystemExit(f"{unit.name} has no translated block {block_id!r}")
+        blocks[block_id].en = english[block_id]
+    unit.translation.write_text(render([blocks[i] for i in english if i in blocks], unit.name), encoding="utf-8",
+                                newline="\n")
+    print(f"{unit.translation.relative_to(args.root)}: {len(args.cells)} block(s) now follow today's English")
     return 0
 
 
