@@ -22,13 +22,7 @@ import translate  # noqa: E402
 # Chapters whose Chinese edition is still being written. The list may only shrink: a chapter leaves it with a
 # translation file whose every cell is current.
 NOT_YET_TRANSLATED = {
-    "01_tools",
     "02_react",
-    "03_when_react_loops",
-    "03b_real_model",
-    "04_plan_and_execute",
-    "05_reflection",
-    "06_reflexion",
     "07_tree_of_thoughts",
     "08_runtime_guards",
     "09_hybrids_and_cost",
