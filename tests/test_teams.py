@@ -190,3 +190,33 @@ def test_noisy_members_still_leave_a_ledger_the_harness_can_read():
 
     report = evaluate(lambda: Supervisor(NoisyTaskLLM(0.3, seed=1)), load_tasks()[:8], review=False, progress=False)
     assert all(run.calls > 0 and not run.error for run in report.runs)
+
+
+# --- every setting is checked where it is given -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [Supervisor, AgentsAsTools, OrchestratorWorkers])
+@pytest.mark.parametrize("bad", [75, -0.5, "0.75", float("nan"), True, None], ids=repr)
+def test_a_team_refuses_an_escalation_threshold_that_is_not_a_confidence(make, bad):
+    # 75 and -0.5 were taken without a word; "0.75" failed later, deep inside a member's run.
+    with pytest.raises(ValueError, match=r"threshold must be a confidence between 0 and 1 .*got"):
+        make(get_llm("fake"), threshold=bad)
+
+
+@pytest.mark.parametrize("make, setting, bad", [
+    (Supervisor, "max_turns", "3"), (Supervisor, "max_turns", 2.5), (Supervisor, "member_steps", 0),
+    (AgentsAsTools, "max_steps", 0), (AgentsAsTools, "max_steps", "6"), (AgentsAsTools, "member_steps", None),
+    (OrchestratorWorkers, "max_workers", "2"), (OrchestratorWorkers, "max_rounds", 0.5),
+])
+def test_a_team_refuses_a_count_that_is_not_a_whole_number_of_at_least_one(make, setting, bad):
+    with pytest.raises(ValueError, match=f"{setting} must be a whole number, at least 1; got {bad!r}"):
+        make(get_llm("fake"), **{setting: bad})
+
+
+def test_a_team_refuses_models_and_guards_that_are_not_what_it_calls():
+    with pytest.raises(ValueError, match=r"member_llm must be an LLM \(an object with think"):
+        Supervisor(get_llm("fake"), "gpt-4o")
+    with pytest.raises(ValueError, match=r"escalate_to must be an LLM"):
+        Supervisor(get_llm("fake"), escalate_to="strong")
+    with pytest.raises(ValueError, match=r"guard must be a TeamGuard"):
+        Supervisor(get_llm("fake"), guard=True)
