@@ -1,6 +1,5 @@
 """Chapter 15's topologies: who is called, how often, what reaches which prompt, and how each stops."""
 import threading
-import time
 
 import pytest
 
@@ -55,22 +54,25 @@ def test_a_managers_prompt_holds_its_members_reports_never_their_steps():
 
 
 def test_workers_of_one_round_run_at_the_same_time_and_the_next_round_sees_their_reports():
-    slow, seen, lock = get_llm("fake"), [], threading.Lock()
+    # The two look-ups' first calls meet at a barrier: it lets them through only if both are in a call at once.
+    # One after another, the first would wait alone until the barrier's backstop broke it. No clock decides it.
+    slow, seen, lock, together = get_llm("fake"), [], threading.Lock(), threading.Barrier(2, timeout=120)
     inner = slow.think
 
     def think(messages, temperature=0):
         text = messages[-1]["content"] if isinstance(messages, list) else messages
         if "Your assignment: Search for" in str(text):
             with lock:
-                seen.append(("start", time.perf_counter()))
-            time.sleep(0.05)
+                seen.append(text)
+                first_two = len(seen) <= 2
+            if first_two:
+                together.wait()
         return inner(messages, temperature)
 
     slow.think = think
     team = OrchestratorWorkers(slow)
     assert team.run(WOZ) == "19"
-    starts = sorted(t for kind, t in seen)
-    assert len(starts) == 4 and starts[1] - starts[0] < 0.04  # the two look-ups began together
+    assert len(seen) == 4 and not together.broken  # the two look-ups ran at the same time
     calculate = [p for p in prompts(slow, MEMBER_MARKER) if "Your assignment: Calculate" in p][0]
     assert "Linus Torvalds (born December 28, 1969)" in calculate
     assert "Steve Wozniak (born August 11, 1950)" in calculate
