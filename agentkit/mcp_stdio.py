@@ -140,7 +140,7 @@ def _processes() -> dict:
     except ImportError:
         return found  # no /proc and no psutil: the process group is all we reach
     for process in psutil.process_iter(["ppid"]):
-        with suppress(psutil.Error):
+        with suppress(psutil.Error, OSError):
             environ = "\0".join(f"{k}={v}" for k, v in process.environ().items()).encode()
             found[process.pid] = [process.info["ppid"], os.getpgid(process.pid), environ]
     return found
@@ -244,7 +244,9 @@ async def stdio_transport(command: list[str], env: dict, log):
     async def log_errors() -> None:
         with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             while True:
-                log.write(await errors.receive(CHUNK))
+                data = await errors.receive(CHUNK)
+                with suppress(OSError, ValueError):  # a full disk loses log lines; the server must not block on them
+                    log.write(data)
 
     async def writer() -> None:
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):

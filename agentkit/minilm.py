@@ -175,12 +175,13 @@ def _is_punctuation(c: str) -> bool:
 def words(text: str) -> list[str]:
     """The normalised text split at whitespace, every punctuation character a word of its own."""
     text = normalize(text)  # its only whitespace is " "
-    marks = "".join(re.escape(c) for c in set(text) if _is_punctuation(c))
+    marks = "".join(re.escape(c) for c in sorted(set(text)) if _is_punctuation(c))  # sorted: one pattern per set
     return re.findall(f"[{marks}]|[^ {marks}]+" if marks else "[^ ]+", text)
 
 
 def slices(text: str, size: int = SLICE_CHARS):
-    """The text in slices of at least `size` characters (the last may be shorter), each cut just before whitespace."""
+    """The text in slices of at least `size` characters (the last may be shorter), each cut just before a place
+    in _CUT (whitespace, an ideograph), so that their tokens, one after another, are the whole text's."""
     start = 0
     while start < len(text):
         cut = _CUT.search(text, start + size) if start + size < len(text) else None

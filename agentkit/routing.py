@@ -254,6 +254,9 @@ class Router(System):
         super().__init__(tiers, make_agent)
         if classifier is not None and not isinstance(classifier, Tier):
             raise ValueError(f"classifier must be a Tier (or None: the first tier's model); got {classifier!r}")
+        if classifier is not None and classifier not in self.tiers and classifier.name in (t.name for t in self.tiers):
+            raise ValueError(f"the classifier is another tier named {classifier.name!r}: a system keeps one client per "
+                             "name. Pass that tier itself, or name it apart.")
         self.simple, self.hard = self.tiers[0], self.tiers[-1]
         self.classifier = classifier or self.tiers[0]
         if self.classifier not in self.tiers:

@@ -257,6 +257,8 @@ def test_a_system_refuses_parts_that_are_not_what_it_runs():
         Cascade(good, score=0.5)
     with pytest.raises(ValueError, match="classifier must be a Tier"):
         Router(good, classifier="cheap")
+    with pytest.raises(ValueError, match="the classifier is another tier named 'strong'"):
+        Router(good, classifier=Tier("strong", get_llm, 0.15, 0.60))
     with pytest.raises(ValueError, match="two tiers named 'cheap'"):  # one client per name: one would pay for both
         Cascade([good[0], Tier("cheap", get_llm, 3.0, 15.0)])
     with pytest.raises(ValueError, match="make_llm must be a function"):
