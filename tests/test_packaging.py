@@ -162,6 +162,10 @@ def test_the_colab_cell_installs_the_wheel_and_a_chapter_runs_without_a_checkout
 
 POSIX_ONLY_MODULES = {"resource", "pwd", "grp", "fcntl", "termios", "pty", "posix"}
 POSIX_ONLY_NAMES = {"fork", "getuid", "geteuid", "getgid", "setsid", "setpgid", "killpg", "prctl", "SIGKILL"}
+# Each use reviewed, each reached only where it exists: agentkit.mcp_stdio finds a server's helpers that left its
+# process group in /proc when there is one (else through psutil, or not at all) and SIGKILLs them, never on
+# Windows (its Job Object holds them; strays() returns nothing there).
+GUARDED = {("agentkit/mcp_stdio.py", name) for name in ("/proc/self", "/proc", "/proc/", "SIGKILL")}
 
 
 def test_agentkit_outside_the_sandbox_calls_nothing_linux_only():
@@ -185,5 +189,6 @@ def test_agentkit_outside_the_sandbox_calls_nothing_linux_only():
                 names = [node.attr]
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("/proc"):
                 names = [node.value]
-            found += [f"{path.relative_to(ROOT)}:{node.lineno}: {name}" for name in names]
+            where = path.relative_to(ROOT).as_posix()
+            found += [f"{where}:{node.lineno}: {name}" for name in names if (where, name) not in GUARDED]
     assert found == []

@@ -17,7 +17,7 @@ LAYERS = {
     "foundations": ["data", "text", "settings", "tokens", "parsing", "tools", "faults", "batch", "game24",
                     "lessons", "sandbox", "sandbox_supervisor", "wasm_module", "wasm_disk", "wasm_worker",
                     "wasm_sandbox", "data.make_game24",
-                    "world", "mcp_server", "mcp_tools", "mcp_stdio", "mcp_poisoned", "game24_human", "retrieval", "memory_store",
+                    "world", "mcp_server", "mcp_tools", "mcp_stdio", "mcp_poisoned", "game24_human", "retrieval", "memory_store", "memory_file",
                     "memory_data"],
     "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay", "minilm", "embeddings"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
