@@ -34,7 +34,6 @@ NOT_YET_TRANSLATED = {
     "15_several_models_and_agents",
     "16_frameworks_and_traces",
     "README",
-    "SOURCES",
 }
 
 ENGLISH = translate.english_notebooks()
