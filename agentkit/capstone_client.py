@@ -46,7 +46,9 @@ class WorldGone(LLMError):
     """The world's process has ended, or a call to it was cut off halfway: it serves no more calls."""
 
 
-def _end(process: subprocess.Popen, stderr) -> None:
+def _end(process: subprocess.Popen, stderr, owner: int) -> None:
+    if os.getpid() != owner:  # a fork of the kernel (a check run in a child) ends what it started, not this
+        return
     try:
         process.stdin.close()  # the process ends when its stdin closes
     except OSError:
@@ -67,6 +69,7 @@ class WorldProcess:
         self._process: Optional[subprocess.Popen] = None
         self._lock = threading.Lock()
         self._broken = ""
+        self._owner = os.getpid()
         self._end = lambda: None
 
     def _start(self) -> subprocess.Popen:
@@ -77,7 +80,8 @@ class WorldProcess:
         self._process = subprocess.Popen(
             [sys.executable, "-m", "agentkit.capstone_server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._stderr, env=env, creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
-        self._end = weakref.finalize(self, _end, self._process, self._stderr)
+        self._owner = os.getpid()
+        self._end = weakref.finalize(self, _end, self._process, self._stderr, self._owner)
         return self._process
 
     @property
@@ -95,6 +99,9 @@ class WorldProcess:
                 raise WorldGone(self._broken)
             self._broken = "a call to the world's process was cut off before its answer came: it serves no more"
             process = self._process or self._start()
+            if self._owner != os.getpid():
+                self._broken = "this world's process was started by the process this one was forked from"
+                raise WorldGone(self._broken)
             try:
                 process.stdin.write(line)
                 process.stdin.flush()
@@ -132,12 +139,12 @@ class WorldProcess:
         """A new handle on this process, if it is in step; this handle (held by the last standing's stand-ins, and
         by any thread an agent left running) serves no more."""
         with self._lock:
-            if self._broken or self._process is None or self._process.poll() is not None:
+            if self._broken or self._process is None or self._owner != os.getpid() or self._process.poll() is not None:
                 return None
             successor = WorldProcess()
             successor._process, successor._stderr = self._process, self._stderr
             self._end.detach()
-            successor._end = weakref.finalize(successor, _end, self._process, self._stderr)
+            successor._end = weakref.finalize(successor, _end, self._process, self._stderr, self._owner)
             self._broken = "this standing is over: its stand-ins serve no more"
             return successor
 
@@ -153,6 +160,8 @@ def world_process():
     (a time limit, Ctrl-C, the process gone) ends it."""
     with _SPARE_LOCK:
         world = _SPARE.pop() if _SPARE else WorldProcess()
+    if world._owner != os.getpid():  # a fork's copy of the kernel's spare: its pipe is the kernel's, left alone
+        world = WorldProcess()
     try:
         yield world
     except Exception:

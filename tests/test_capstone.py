@@ -7,6 +7,7 @@ tests/test_exercises.py's. The attacks on the measurement itself (issue 42) are 
 from __future__ import annotations
 
 import contextlib
+import os
 import importlib.util
 import json
 import signal
@@ -408,3 +409,21 @@ def test_the_failure_table_counts_runs_out_of_the_runs_of_each_category_and_keep
     assert failed == [sum(not r.correct for r in react.rows if r.category == c) for c in CATEGORIES]
     assert len(tokens) == 1 and tokens[0].startswith("mean tokens per run")
     assert isinstance(react, Standing)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="a fork of the kernel happens only where fork exists")
+def test_a_fork_of_the_kernel_starts_a_worlds_process_of_its_own_and_leaves_the_kernels_alone():
+    expected = standing("ReAct", baseline("ReAct"), seeds=(3,), per_template=1).per_world  # leaves a spare here
+    spare = capstone_client._SPARE[0]
+    pid = os.fork()
+    if pid == 0:  # the child: what a check run in a fork does, then its copy of the spare collected
+        code = 3
+        try:
+            mine = standing("ReAct", baseline("ReAct"), seeds=(3,), per_template=1).per_world
+            used = capstone_client._SPARE[0]._process.pid  # the process its standing ran on, kept as its spare
+            spare.close()
+            code = 0 if mine == expected and used != spare._process.pid else 1
+        finally:
+            os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert spare._process.poll() is None and spare.request("drop") is None  # the kernel's process, still in step
