@@ -19,6 +19,7 @@ handle to the model; each reaches the process and nothing else):
 """
 from __future__ import annotations
 
+import builtins
 import contextlib
 import functools
 import json
@@ -31,15 +32,22 @@ import weakref
 from pathlib import Path
 from typing import Optional
 
-from .capstone_grader import SessionError
+from . import capstone_grader, memory_store, protocol
 from .capstone_world import TOOLS
-from .memory_store import Memory, MemoryStoreError, QueryTooLongError
+from .memory_store import Memory
 from .protocol import AssistantTurn, FunctionCall, LedgerLLM, LLMError
 from .tools import ToolExecutor
 
-_ERRORS = {e.__name__: e for e in (LLMError, SessionError, MemoryStoreError, QueryTooLongError, ValueError,
-                                    TypeError, KeyError, IndexError)}
 PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+
+
+def _error_type(name: str) -> type:
+    """The exception class the world's process named, from the modules it raises from (else RuntimeError)."""
+    for module in (memory_store, protocol, capstone_grader, builtins):
+        found = getattr(module, str(name), None)
+        if isinstance(found, type) and issubclass(found, Exception):
+            return found
+    return RuntimeError
 
 
 class WorldGone(LLMError):
@@ -114,8 +122,7 @@ class WorldProcess:
             self._broken = ""
         reply = json.loads(answer)
         if "error" in reply:
-            error = reply["error"]
-            raise _ERRORS.get(error["type"], RuntimeError)(error["message"])
+            raise _error_type(reply["error"]["type"])(reply["error"]["message"])
         return reply["ok"]
 
     def _last_words(self) -> str:
@@ -197,6 +204,10 @@ class WorldLLM(LedgerLLM):
 
     def _complete(self, messages, temperature):
         got = self._world.request("think", messages=messages, temperature=temperature)
+        return got["reply"], {"prompt_tokens": got["prompt_tokens"], "completion_tokens": got["completion_tokens"]}
+
+    def _complete_constrained(self, messages, temperature, grammar):  # where think() takes a grammar
+        got = self._world.request("think", messages=messages, temperature=temperature, grammar=grammar)
         return got["reply"], {"prompt_tokens": got["prompt_tokens"], "completion_tokens": got["completion_tokens"]}
 
     def _complete_with_tools(self, messages, tools, temperature, tool_choice):

@@ -209,9 +209,9 @@ class Session:
         self.open = _Open(index, task, CapstoneLLM(world, self.rate), tools, outbox)
         return {"world": index + 1, "question": task.question}
 
-    def think(self, messages, temperature: float = 0) -> dict:
+    def think(self, messages, temperature: float = 0, grammar: str = "") -> dict:
         llm = self._task().llm
-        reply = llm.think(messages, temperature)
+        reply = llm.think(messages, temperature, **({"grammar": grammar} if grammar else {}))
         return {"reply": reply, "prompt_tokens": llm.calls[-1].prompt_tokens,
                 "completion_tokens": llm.calls[-1].completion_tokens}
 

@@ -53,7 +53,7 @@ def _serve(request: dict, state: dict):
     if op == "next":
         return session.next()
     if op == "think":
-        return session.think(request["messages"], request.get("temperature", 0))
+        return session.think(request["messages"], request.get("temperature", 0), request.get("grammar", ""))
     if op == "act":
         return session.act(request["messages"], request["tools"], request.get("temperature", 0),
                            request.get("tool_choice"))

@@ -237,6 +237,32 @@ def test_the_worlds_process_serves_one_standing_and_nothing_outside_a_task():
     assert world._process.poll() is not None  # ended with the block
 
 
+def test_the_teams_memory_is_a_memory_store_in_the_worlds_process_with_its_methods_and_errors():
+    from agentkit.memory import MemoryAgent
+    from agentkit.memory_store import Memory, MemoryStoreError
+
+    world = draw_world(SEEDS[0], 1)
+    fact = world.facts[0]
+    with capstone_client.WorldProcess() as process:
+        process.request("open", seeds=[SEEDS[0]], per_template=1)
+        memory = capstone_client.WorldMemory(process)
+        with pytest.raises(SessionError, match="no task is open"):
+            memory.search(fact.service)
+        process.request("next")
+        found = memory.search(fact.service)
+        assert found and all(isinstance(m, Memory) for m in found) and fact.text in [m.text for m in found]
+        assert len(memory) == len(world.facts) and memory.get(found[0].id) == found[0]
+        new = memory.add("the Fig cache is flushed on Fridays", kind="lesson")
+        assert memory.get(new).kind == "lesson" and len(memory) == len(world.facts) + 1
+        with pytest.raises(MemoryStoreError, match="needs an embedder"):
+            memory.search(fact.service, 3, "dense")
+        with pytest.raises(ValueError, match="no method"):
+            memory._call("_db")
+        episode = MemoryAgent(capstone_client.WorldLLM(process), memory).run(f"What is the {fact.attribute} of "
+                                                                              f"{fact.service}?")
+        assert episode.retrieved  # chapter 13's agent reads it as it reads a MemoryStore
+
+
 def test_a_checks_worlds_are_drawn_there_and_their_rows_carry_no_seed_and_no_expected_answer():
     one, two = Session(None, count=2, per_template=1), Session(None, count=2, per_template=1)
     seeds = [w.seed for w in one.worlds + two.worlds]
