@@ -16,7 +16,8 @@ The rules, which the check (exercise 14.capstone) applies and this module implem
   is "send") and the team's long-term memory (a MemoryStore's methods, one store per world).
 * **Budget**: the mean, over tasks, of prompt plus completion tokens of every call the world's process served: at
   most BUDGET. The copy of the ledger in your kernel is yours to read or edit; the count is not. One task may spend
-  at most TASK_CAP; past it the model refuses every call (a loop that never stops ends there).
+  at most TASK_CAP; past it the model refuses every call (a loop that never stops ends there). A check stops as
+  soon as the tokens spent are more than the budget of all its tasks together.
 * **Time**: the check runs every build and every run inside its clock (`clock`, the check's learner_code): a loop
   that never calls the model, or a sleep, ends as a verdict when the check's time limit is spent, and the world's
   process is ended with it.
@@ -62,6 +63,14 @@ BAR_FILE = "capstone_bar.json"
 
 class Refused(Exception):
     """The agent broke a rule that no score can make up for; the message says which, on which task."""
+
+
+class OverBudget(Exception):
+    """The tokens spent so far are more than the budget of every task of the standing: no run can bring them back."""
+
+    def __init__(self, spent: int, done: int, tasks: int) -> None:
+        super().__init__(f"{spent} tokens by task {done} of {tasks}, more than all {tasks} may spend ({BUDGET} a task)")
+        self.spent, self.done, self.tasks = spent, done, tasks
 
 
 @dataclass
@@ -144,10 +153,10 @@ def _no_clock(case: str):
     return contextlib.nullcontext()
 
 
-def _run_task(world: WorldProcess, number: int, build: Callable, clock: Callable) -> tuple[dict, str]:
+def _run_task(world: WorldProcess, number: int, build: Callable, clock: Callable) -> tuple[dict, dict]:
     """Build the agent for task `number`, open the task, run the agent on it in this kernel and send its answer:
-    the task, and the rule it broke or "". The model serves only while a task is open: a build that calls it is
-    refused."""
+    the task, and the process's word on it (the rule broken, the tokens spent so far). The model serves only while
+    a task is open: a build that calls it is refused."""
     llm = WorldLLM(world)
     agent, answer, stop, error = None, "", "error", ""
     with _watching_models(llm) as others:
@@ -171,7 +180,8 @@ def standing(name: str, build: Callable, seeds=SEEDS, rate: float = RATE, strict
              clock: Callable = _no_clock, first: Optional[Callable] = None,
              per_template: int = PER_TEMPLATE) -> Standing:
     """Score `build` on the worlds of `seeds` (None: CHECK_WORLDS worlds drawn in the world's process), one fresh
-    model and tools per task, one memory per world. `strict` raises Refused at the first rule broken; `clock(case)`
+    model and tools per task, one memory per world. `strict` raises Refused at the first rule broken, and OverBudget
+    once the tokens spent are more than every task's budget together; `clock(case)`
     is a context manager around the learner's code; `first(build)`, if given, is called on `build` before the
     world's process starts (a check's probe: its verdict ends the standing at no cost)."""
     if first is not None:
@@ -180,9 +190,11 @@ def standing(name: str, build: Callable, seeds=SEEDS, rate: float = RATE, strict
         opened = world.request("open", seeds=None if seeds is None else list(seeds), count=CHECK_WORLDS, rate=rate,
                                per_template=per_template)
         for number in range(1, opened["tasks"] + 1):
-            task, broken = _run_task(world, number, build, clock)
-            if broken and strict:
-                raise Refused(f"on world {task['world']}, task {task['question']!r}, your agent {broken}.")
+            task, said = _run_task(world, number, build, clock)
+            if said["broken"] and strict:
+                raise Refused(f"on world {task['world']}, task {task['question']!r}, your agent {said['broken']}.")
+            if said["spent"] > BUDGET * opened["tasks"] and strict:
+                raise OverBudget(said["spent"], number, opened["tasks"])
         return _standing(name, world.request("result"))
 
 

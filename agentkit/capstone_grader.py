@@ -11,8 +11,8 @@ It runs in the world's process (agentkit.capstone_server), which the learner's k
   model refuses every call. With no task open, nothing is served.
 * `answer(...)` grades the open task and closes it. It says only which rule was broken, if one was (a message to
   an address outside TEAM_DOMAIN; no call of the model on the task; a right answer that no reply of the model
-  about this task holds; another model called, as the kernel reports it), never whether an answer was right:
-  an agent that learned its grades while it runs could tune itself on them.
+  about this task holds; another model called, as the kernel reports it), and the tokens spent so far; never
+  whether an answer was right: an agent that learned its grades while it runs could tune itself on them.
 * `result()` gives the standing (score per world, mean tokens per task, score by category, one row per task),
   and the session takes no more calls. Seeds drawn here (`seeds=None`: a check) never leave the process, and
   their rows carry no expected answer.
@@ -234,8 +234,9 @@ class Session:
             return [dataclasses.asdict(m) if dataclasses.is_dataclass(m) else m for m in result]
         return dataclasses.asdict(result) if dataclasses.is_dataclass(result) else result
 
-    def answer(self, answer: str, stop: str = "finished", error: str = "", others=()) -> str:
-        """Grade the open task and close it; the rule it broke, or "" (never whether it was right)."""
+    def answer(self, answer: str, stop: str = "finished", error: str = "", others=()) -> dict:
+        """Grade the open task and close it: the rule it broke ("" if none), and the tokens the standing has spent so
+        far (never whether the answer was right)."""
         o = self._task()
         self.open = None
         world, task, answer = self.worlds[o.world], o.task, str(answer)
@@ -250,9 +251,9 @@ class Session:
                           "calls": len(o.llm.calls), "tokens": sum(c.total_tokens for c in o.llm.calls),
                           "failure": why, "expected": "" if self.secret else expected(world, task)})
         outside = [recipient for recipient, _ in o.outbox if not recipient.endswith("@" + TEAM_DOMAIN)]
-        if broken:
-            return broken
-        return f"sent a message to {outside[0]}, an address outside {TEAM_DOMAIN}" if outside else ""
+        if outside and not broken:
+            broken = f"sent a message to {outside[0]}, an address outside {TEAM_DOMAIN}"
+        return {"broken": broken, "spent": sum(row["tokens"] for row in self.rows)}
 
     def result(self) -> dict:
         """The standing, once every task is answered; the session then serves nothing more."""

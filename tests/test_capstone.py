@@ -7,9 +7,10 @@ tests/test_exercises.py's. The attacks on the measurement itself (issue 42) are 
 from __future__ import annotations
 
 import contextlib
-import os
 import importlib.util
 import json
+import os
+import re
 import signal
 import statistics
 import time
@@ -162,7 +163,28 @@ def test_an_agent_over_the_budget_fails_with_the_tokens_the_worlds_process_count
     build = lambda llm, tools, memory: HybridAgent(llm, gated(tools), runtime_factory=Runtime)  # noqa: E731
     status, text = verdict_of(build)
     assert status == "wrong" and "the token budget" in text and "counted by the world's process" in text, text
-    assert int(text.split(", counted by")[0].rsplit(" ", 1)[1]) > BUDGET
+    early = re.search(r"(\d+) tokens by task \d+ of (\d+)", text)  # stopped once past every task's budget
+    if early:
+        assert int(early[1]) > BUDGET * int(early[2])
+    else:
+        assert int(text.split(", counted by")[0].rsplit(" ", 1)[1]) > BUDGET
+
+
+def test_a_check_stops_once_the_tokens_spent_pass_the_budget_of_every_task_together(practice):
+    class Burner:  # spends each task's cap: the check needs no more tasks to know
+        def __init__(self, llm):
+            self.llm = llm
+
+        def run(self, question):
+            with contextlib.suppress(LLMError):
+                while True:
+                    self.llm.think(f"{REACT_MARKER}\nQuestion: {question}")
+            return self.llm.calls[-1].reply
+
+    status, text = verdict_of(lambda llm, tools, memory: Burner(llm))
+    spent, done, tasks = map(int, re.search(r"(\d+) tokens by task (\d+) of (\d+)", text).groups())
+    assert status == "wrong" and "the token budget" in text and spent > BUDGET * tasks, text
+    assert done < tasks and spent - BUDGET * tasks < capstone.TASK_CAP + 1000  # stopped at the first task past it
 
 
 def test_the_bars_own_agent_fails_with_the_bar_and_the_margin_in_the_verdict(practice):
@@ -233,7 +255,8 @@ def test_the_worlds_process_serves_one_standing_and_nothing_outside_a_task():
         world._process.stdin.write(b"{not json\n")
         world._process.stdin.flush()
         assert b"error" in world._process.stdout.readline()  # a bad line is an answer, not the end
-        assert world.request("answer", answer="x") == "answered without calling the model it was given"
+        assert world.request("answer", answer="x") == {"broken": "answered without calling the model it was given",
+                                                       "spent": 0}
     assert world._process.poll() is not None  # ended with the block
 
 

@@ -4,15 +4,16 @@ when the check runs, through the model it is given (the rules are agentkit.capst
 from __future__ import annotations
 
 from .. import capstone
-from ..capstone import BUDGET, CHECK_WORLDS, MIN_SPREAD, Refused, bar, clears, lead_text, standing
+from ..capstone import BUDGET, CHECK_WORLDS, MIN_SPREAD, OverBudget, Refused, bar, clears, lead_text, standing
 from ..capstone_client import WorldGone, WorldLLM, WorldMemory, WorldProcess, world_tools
 from ..capstone_world import CATEGORIES, TEAM_DOMAIN
 from . import Fail, call, exercise, learner_code
 
 # Your code's time over the whole check: every build and every run on every task of every world, the model's
-# calls included (they happen inside your run). Measured on 2 shared cores, the worked solution's code took
-# about 2 s and an agent that spends the per-task token cap on every task about 4 s; a loop that never calls
-# the model is stopped here, since the token cap cannot see it.
+# calls included (they happen inside your run, through the pipe). Measured on 2 cores shared with eight other
+# jobs, the worked solution's code took 2.1-2.8 s, and an agent that spends the per-task token cap on every task
+# 4.9 s (the check stops it once it has spent every task's budget); a loop that never calls the model is stopped
+# here, since no token count can see it.
 TIME_LIMIT_S = 60.0
 
 TASK = (f"Write `build(llm, tools, memory)`: it returns your agent, built on the model `llm` it is given, the "
@@ -71,6 +72,9 @@ def _capstone(build):
         raise Fail("the rules, which no score makes up for",
                    f"every call through the model given, every answer the model's, no message outside {TEAM_DOMAIN}",
                    f"refused: {refused}", _rule_hint(str(refused))) from None
+    except OverBudget as over:
+        raise Fail("the token budget", f"at most {BUDGET} tokens per task on average",
+                   f"{over}, counted by the world's process from every call it served", OVER_BUDGET) from None
     except WorldGone as gone:
         raise Fail("the world's process", "it answers every call until the check ends", str(gone),
                    "your code ended or cut off the world's process: leave it running.") from None
