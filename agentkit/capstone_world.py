@@ -1,7 +1,7 @@
 """The capstone's held-out world, drawn from a seed: people, companies, a team's memories, and tasks about them.
 
 `draw_world(seed)` makes a small invented world (names, years and towns no chapter used, so no answer can
-be known before the draw) and fills the templates of data/capstone_tasks.jsonl with it: one task per
+be known before the draw) and fills the templates of data/capstone_tasks.jsonl with it: PER_TEMPLATE tasks per
 template, in six categories:
 
 * lookup, arithmetic, multi-hop, impossible: as in chapter 10, over the world's encyclopedia (`Search`);
@@ -12,7 +12,9 @@ template, in six categories:
 A template's placeholders: `{a}`, `{b}` two people, b born after a; `{c}`, `{d}` two companies, d founded
 after c; `{team}`, `{outside}` a recipient; `{s}` a memory about a service (`{s.value}` its value);
 `numbers` draws whole numbers (`[low, high]` or `[low, high, step]`); `derived` computes one from them.
-`gold` is computed from the filled template, inside the harness: a task is served as its question only.
+`gold` is computed from the filled template. A check's worlds are drawn in the world's process
+(agentkit.capstone_grader), from seeds that never leave it: an agent is served each task's question only.
+TOOLS names, describes and classes the tools every task gets.
 """
 from __future__ import annotations
 
