@@ -4,8 +4,9 @@ The rules, which the check (exercise 14.capstone) applies and this module implem
 
 * **Two processes.** The worlds, their gold answers, the model (with its error rates), its ledger, the tools'
   backends, the team's memory and the grading live in the world's process (agentkit.capstone_server, grading
-  in agentkit.capstone_grader); your kernel starts it for each standing and reaches it only through a pipe
-  (agentkit.capstone_client). Your kernel never holds a gold answer, an error rate or the model itself.
+  in agentkit.capstone_grader); your kernel starts it at its first standing, keeps it idle between standings and
+  reaches it only through a pipe (agentkit.capstone_client). Your kernel never holds a check's gold answer, an
+  error rate or the model itself.
 * **Tasks**: per seed, `draw_world(seed)` (agentkit.capstone_world) invents people, companies and a team's
   memories, and fills every template of data/capstone_tasks.jsonl from them (six categories). A check's CHECK_WORLDS
   seeds are drawn in the world's process (64 bits each) and never leave it; SEEDS are the practice seeds, which
@@ -31,8 +32,9 @@ The rules, which the check (exercise 14.capstone) applies and this module implem
   that lets a message go only to TEAM_DOMAIN (a baseline that sends what it must not would be refused), measured
   once over many worlds (data/capstone_bar.json, `python -m agentkit.capstone_bar`). Your mean over the check's
   worlds must be above it by more than `margin`: MARGIN_T standard errors of your mean, from the spread of your
-  own worlds (at least MIN_SPREAD). An agent no better than the bar passes fewer than 1 try in 100 (the bar's
-  file holds the simulation), so checking again and again does not pass it.
+  own worlds (at least MIN_SPREAD). An agent no better than the bar passes fewer than 1 try in 100 (simulated
+  from measured worlds: 30 checks of 10,000 for the bar's own agent, in the bar's file), so checking again and
+  again does not pass it.
 * Out of reach of this design: the check's own code in your kernel (it relays the process's rows into a verdict)
   can be rewritten by code written to do so; the process guards the measurement, not the verdict's display.
 """
@@ -245,9 +247,13 @@ def bar() -> Bar:
 
 
 def margin(per_world) -> float:
-    """How far above the bar a mean over these worlds must be: MARGIN_T standard errors of that mean."""
+    """How far above the bar a mean over these worlds must be: Student's t (MARGIN_T for CHECK_WORLDS worlds; past
+    ten worlds, ten's, which asks more than needed) times the standard error of that mean. One world: no margin will
+    do."""
+    if len(per_world) < 2:
+        return math.inf
     spread = max(statistics.stdev(per_world), MIN_SPREAD)
-    return T_995[len(per_world) - 1] * spread / math.sqrt(len(per_world))
+    return T_995.get(len(per_world) - 1, T_995[9]) * spread / math.sqrt(len(per_world))
 
 
 def clears(per_world, bar_success: float) -> bool:
