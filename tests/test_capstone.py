@@ -74,9 +74,13 @@ def test_the_worked_solution_clears_the_bar_within_the_budget(practice):
     assert int(text.split(" tokens per task")[0].rsplit(" ", 1)[1]) <= BUDGET
 
 
-def test_through_the_pipe_the_rows_are_those_of_the_same_agent_run_in_the_worlds_process():
-    piped = standing("ReAct", baseline("ReAct"), seeds=(3,), per_template=1)
-    local = Session([3], per_template=1).run_local(baseline("ReAct"))
+@pytest.mark.parametrize("agent", ["ReAct", "native tool calls"])
+def test_through_the_pipe_the_rows_are_those_of_the_same_agent_run_in_the_worlds_process(agent):
+    from agentkit.native import NativeReActAgent
+
+    build = baseline("ReAct") if agent == "ReAct" else lambda llm, tools, memory: NativeReActAgent(llm, tools)
+    piped = standing(agent, build, seeds=(3,), per_template=1)
+    local = Session([3], per_template=1).run_local(build)
     assert [(r.question, r.answer, r.correct, r.calls, r.tokens) for r in piped.rows] == \
            [(r["question"], r["answer"], r["correct"], r["calls"], r["tokens"]) for r in local["rows"]]
 
