@@ -172,8 +172,6 @@ def world_process():
     try:
         yield world
     except Exception:
-        with contextlib.suppress(Exception):
-            world.request("drop")
         _keep(world)
         raise
     except BaseException:
@@ -183,6 +181,12 @@ def world_process():
 
 
 def _keep(world: WorldProcess) -> None:
+    try:
+        if world.started:
+            world.request("drop")  # whatever standing it ran is over: the next starts clean
+    except Exception:  # noqa: BLE001 - a process out of step is no spare
+        world.close()
+        return
     successor = world.hand_over() if world.started else None
     with _SPARE_LOCK:
         if successor is not None and not _SPARE:

@@ -46,6 +46,24 @@ def verdict_of(build):
     return verdict.status, verdict.text
 
 
+STOP = "answered without calling the model it was given"
+
+
+class Looking(ReActAgent):
+    """ReAct behind the gate (no lead of its own) that looks for the measurement in the first FEW tasks' runs, then
+    ends the check at once: it answers without calling the model, which is refused (the rest would measure nothing
+    new)."""
+
+    FEW = 3
+    runs = 0
+
+    def run(self, question, verbose=False, hints=""):
+        type(self).runs += 1
+        if type(self).runs > self.FEW:
+            return "Unknown"
+        return self.look(question, lambda: super(Looking, self).run(question, verbose=False, hints=hints))
+
+
 def reachable(*roots, depth: int = 4) -> list:
     """Every object reachable from `roots` through attributes, closures and containers, a few levels deep."""
     seen, out, frontier = set(), [], list(roots)
@@ -77,22 +95,22 @@ def reachable(*roots, depth: int = 4) -> list:
 def test_an_agent_cannot_zero_the_models_error_rates(practice):
     touched = []
 
-    class Calm(ReActAgent):  # plain ReAct behind the gate: no lead of its own
-        def run(self, question, verbose=False, hints=""):
+    class Calm(Looking):
+        def look(self, question, run):
             knobs = [o.rates for o in reachable(self.llm, self.tools) if isinstance(getattr(o, "rates", None), dict)]
             saved = [dict(r) for r in knobs]
             for rates in knobs:
                 rates.update(dict.fromkeys(rates, 0.0))
             touched.extend(knobs)
             try:
-                return super().run(question, verbose=False, hints=hints)
+                return run()
             finally:
                 for rates, before in zip(knobs, saved):
                     rates.update(before)
 
     status, text = verdict_of(lambda llm, tools, memory: Calm(llm, gated(tools)))
-    assert status == "wrong", text
     assert not touched, "the kernel holds the model's error rates"
+    assert status == "wrong" and STOP in text, text
 
 
 # --- 2. the model's internals, below think() --------------------------------------------------------------------
@@ -135,9 +153,9 @@ def test_calls_below_think_are_counted_where_the_model_is(practice):
 def test_no_calling_frame_holds_the_gold_answer(practice):
     found = []
 
-    class Peeker(ReActAgent):
-        def run(self, question, verbose=False, hints=""):
-            answer = super().run(question, verbose=False, hints=hints)
+    class Peeker(Looking):
+        def look(self, question, run):
+            answer = run()
             frame = sys._getframe(1)
             while frame is not None:
                 for value in list(frame.f_locals.values()):
@@ -150,14 +168,16 @@ def test_no_calling_frame_holds_the_gold_answer(practice):
             return answer
 
     status, text = verdict_of(lambda llm, tools, memory: Peeker(llm, gated(tools)))
-    assert status == "wrong", text
     assert not found, "a calling frame holds the task with its gold answer"
+    assert status == "wrong" and STOP in text, text
 
 
 def test_the_kernel_holds_no_task_of_the_check_while_the_agent_runs(monkeypatch):
     """On fresh worlds, as a learner's check draws them: no object in this process is the task being run (with its
     gold answer), or a world, a model or a key-path table that holds it."""
     monkeypatch.setattr(capstone, "check_worlds", lambda: {"seeds": None, "per_template": 1})
+    draw_world.cache_clear()  # practice worlds other tests drew here: some of their questions are any world's
+    gc.collect()
     seen = []
 
     def holds(obj, question: str) -> bool:
@@ -171,14 +191,16 @@ def test_the_kernel_holds_no_task_of_the_check_while_the_agent_runs(monkeypatch)
         tasks = fields.get("tasks") or known.get("tasks") or ()
         return isinstance(tasks, (list, tuple)) and any(getattr(t, "question", None) == question for t in tasks)
 
-    class Looker(ReActAgent):
-        def run(self, question, verbose=False, hints=""):
-            if len(seen) < 2:  # twice (the garbage collector's walk is slow): the first task, and the second
-                seen.append([type(o).__name__ for o in gc.get_objects() if holds(o, question)])
-            return super().run(question, verbose=False, hints=hints)
+    class Looker(Looking):
+        FEW = 2  # the garbage collector's walk is slow: the first task, and the second
+
+        def look(self, question, run):
+            seen.append([type(o).__name__ for o in gc.get_objects() if holds(o, question)])
+            return run()
 
     verdict = check("14.capstone", lambda llm, tools, memory: Looker(llm, gated(tools)))
     assert seen == [[], []], (seen, verdict.text)
+    assert STOP in verdict.text
 
 
 # --- 4. the ledger, edited ----------------------------------------------------------------------------------------
