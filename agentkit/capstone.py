@@ -33,7 +33,7 @@ The rules, which the check (exercise 14.capstone) applies and this module implem
   once over many worlds (data/capstone_bar.json, `python -m agentkit.capstone_bar`). Your mean over the check's
   worlds must be above it by more than `margin`: MARGIN_T standard errors of your mean, from the spread of your
   own worlds (at least MIN_SPREAD). An agent no better than the bar passes fewer than 1 try in 100 (simulated
-  from measured worlds: 30 checks of 10,000 for the bar's own agent, in the bar's file), so checking again and
+  from measured worlds: 26 checks of 10,000 for the bar's own agent, in the bar's file), so checking again and
   again does not pass it.
 * Out of reach of this design: the check's own code in your kernel (it relays the process's rows into a verdict)
   can be rewritten by code written to do so; the process guards the measurement, not the verdict's display.

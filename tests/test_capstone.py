@@ -388,6 +388,12 @@ def test_retrying_does_not_pass_an_agent_without_a_lead_and_the_solution_passes_
     solved = capstone_bar.simulate(pool["worked solution"]["per_world"], capstone.bar().success, tries)
     assert (zero, solved) == (pool["zero lead"]["passes"], pool["worked solution"]["passes"])  # the file's figures
     assert zero < tries / 100 and solved > 0.99 * tries
+    scores = pool["zero lead"]["per_world"]  # the simulation applies the check's own rule, row by row
+    rows = capstone_bar.draws(len(scores), 300, seed=7)
+    by_rule = sum(clears([scores[i] for i in row], capstone.bar().success) for row in rows)
+    assert capstone_bar.simulate(scores, capstone.bar().success, 300, seed=7) == by_rule
+    shifted = [x - 0.03 for x in scores]  # a lead three points below zero passes less often: the count is live
+    assert capstone_bar.simulate(shifted, capstone.bar().success) < zero
 
 
 def test_a_seed_gives_the_same_world_and_the_templates_cover_six_categories():
@@ -467,16 +473,16 @@ def test_the_failure_table_counts_runs_out_of_the_runs_of_each_category_and_keep
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="a fork of the kernel happens only where fork exists")
 def test_a_fork_of_the_kernel_starts_a_worlds_process_of_its_own_and_leaves_the_kernels_alone():
-    expected = standing("ReAct", baseline("ReAct"), seeds=(3,), per_template=1).per_world  # leaves a spare here
+    with capstone_client.world_process() as world:
+        world.request("drop")  # started: it becomes this kernel's spare
     spare = capstone_client._SPARE[0]
     pid = os.fork()
-    if pid == 0:  # the child: what a check run in a fork does, then its copy of the spare collected
+    if pid == 0:  # the child: what a check run in a fork would be given, then its copy of the spare collected
         code = 3
         try:
-            mine = standing("ReAct", baseline("ReAct"), seeds=(3,), per_template=1).per_world
-            used = capstone_client._SPARE[0]._process.pid  # the process its standing ran on, kept as its spare
+            with capstone_client.world_process() as given:
+                code = 0 if given is not spare and not given.started else 1
             spare.close()
-            code = 0 if mine == expected and used != spare._process.pid else 1
         finally:
             os._exit(code)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
