@@ -188,7 +188,7 @@ def standing(name: str, build: Callable, seeds=SEEDS, rate: float = RATE, strict
     world's process starts (a check's probe: its verdict ends the standing at no cost)."""
     if first is not None:
         first(build)
-    with world_process() as world:
+    with world_process(check=seeds is None) as world:
         opened = world.request("open", seeds=None if seeds is None else list(seeds), count=CHECK_WORLDS, rate=rate,
                                per_template=per_template)
         for number in range(1, opened["tasks"] + 1):

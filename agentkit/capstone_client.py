@@ -79,6 +79,7 @@ class WorldProcess:
         self._broken = ""
         self._owner = os.getpid()
         self._end = lambda: None
+        self.checked = False  # it drew a check's worlds: it opens no worlds of known seeds any more
 
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ)
@@ -149,7 +150,7 @@ class WorldProcess:
             if self._broken or self._process is None or self._owner != os.getpid() or self._process.poll() is not None:
                 return None
             successor = WorldProcess()
-            successor._process, successor._stderr = self._process, self._stderr
+            successor._process, successor._stderr, successor.checked = self._process, self._stderr, self.checked
             self._end.detach()
             successor._end = weakref.finalize(successor, _end, self._process, self._stderr, self._owner)
             self._broken = "this standing is over: its stand-ins serve no more"
@@ -161,14 +162,18 @@ _SPARE_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def world_process():
-    """The world's process for one standing: this kernel's idle one if it has one, else a new one. A standing that
-    ends in step (done, or refused for a rule) leaves it idle for the next, under a new handle; a standing cut off
-    (a time limit, Ctrl-C, the process gone) ends it."""
+def world_process(check: bool = False):
+    """The world's process for one standing (`check`: on worlds drawn there): this kernel's idle one if it has one
+    that may serve it, else a new one. A standing that ends in step (done, or refused for a rule) leaves it idle for
+    the next, under a new handle; a standing cut off (a time limit, Ctrl-C, the process gone) ends it."""
     with _SPARE_LOCK:
         world = _SPARE.pop() if _SPARE else WorldProcess()
     if world._owner != os.getpid():  # a fork's copy of the kernel's spare: its pipe is the kernel's, left alone
         world = WorldProcess()
+    if world.checked and not check:  # it serves checks only now
+        world.close()
+        world = WorldProcess()
+    world.checked = world.checked or check
     try:
         yield world
     except Exception:

@@ -5,15 +5,18 @@
 Each request is one line, `{"op": ..., ...}`; each answer one line, `{"ok": value}` or `{"error": {"type", "message"}}`.
 The ops: `open` (seeds, or a count of worlds to draw here; rate; per_template), `next`, `think`, `act`, `tool`,
 `memory`, `answer`, `result` (a Session's methods of those names), `drop` (the standing ended early) and
-`baselines`. One standing at a time: `open` and `baselines` are refused while a standing runs, so its worlds cannot
-be swapped for others by a request. A request this process cannot
-serve is an error answer, never a crash. Stdout carries only answers (anything printed goes to stderr). The process
-ends when its stdin closes (the kernel closed it, ended, or was ended) or when its parent is gone.
+`baselines`. One standing at a time: `open` and `baselines` are refused while a standing runs; and once a process
+has drawn a check's worlds it opens no worlds of known seeds, so that no request (`drop`, then `open` of practice
+worlds whose answers a kernel can compute) swaps a check's worlds for such. A request this process cannot serve is
+an error answer, never a crash. Stdout carries only answers (anything printed goes to stderr). The process
+ends when its stdin closes (the kernel closed it, ended, or was ended) or when its parent is gone; Ctrl-C is the
+kernel's to handle.
 """
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -39,10 +42,13 @@ def _serve(request: dict, state: dict):
     if op == "drop":  # the kernel's standing ended early (a rule broken): its worlds go
         state.pop("session", None)
         return None
+    if op in ("open", "baselines") and state.get("secret") and (op == "baselines" or request.get("seeds") is not None):
+        raise grader.SessionError("this process drew a check's worlds: it serves no worlds of known seeds after them")
     if op == "open":
         state["session"] = grader.Session(request.get("seeds"), request.get("count", grader.CHECK_WORLDS),
                                           request.get("rate", grader.RATE),
                                           request.get("per_template", grader.PER_TEMPLATE))
+        state["secret"] = state.get("secret") or state["session"].secret
         return state["session"].describe()
     if op == "baselines":
         return grader.baselines(request["seeds"], request.get("rate", grader.RATE),
@@ -72,6 +78,7 @@ def _serve(request: dict, state: dict):
 def main() -> int:
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a print anywhere in this process must not break the protocol
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal reaches the whole group: the kernel decides
     if os.name == "posix":
         threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     state: dict = {}

@@ -322,8 +322,8 @@ def test_an_agent_that_never_ends_gets_a_verdict_at_the_checks_time_limit(practi
     used, real = [], capstone.world_process
 
     @contextlib.contextmanager
-    def recorded():
-        with real() as world:
+    def recorded(check=False):
+        with real(check) as world:
             used.append(world)
             yield world
 

@@ -274,3 +274,27 @@ def test_a_message_outside_the_team_is_seen_however_the_agent_tidies_up(practice
 
     status, text = verdict_of(lambda llm, tools, memory: Tidy(llm, tools, memory))
     assert status == "wrong" and "outside" in text and TEAM_DOMAIN in text, text
+
+
+# --- 7. the check's worlds swapped for worlds whose answers the kernel can compute ----------------------------------
+
+
+def test_an_agent_cannot_swap_the_checks_worlds_for_practice_worlds(monkeypatch):
+    monkeypatch.setattr(capstone, "check_worlds", lambda: {"seeds": None, "per_template": 1})
+    tried = []
+
+    class Swapper(ReActAgent):
+        def run(self, question, verbose=False, hints=""):
+            if not tried:
+                world = self.llm._world  # the pipe its model speaks through
+                world.request("drop")  # the check's standing ends here...
+                try:
+                    world.request("open", seeds=list(SEEDS), per_template=1)  # ...and worlds anyone can draw begin
+                    tried.append("swapped")
+                except Exception as e:  # noqa: BLE001
+                    tried.append(str(e))
+            return super().run(question, verbose=False, hints=hints)
+
+    status, text = verdict_of(lambda llm, tools, memory: Swapper(llm, gated(tools)))
+    assert tried == ["this process drew a check's worlds: it serves no worlds of known seeds after them"], tried
+    assert status == "wrong" and "the world's process" in text, text

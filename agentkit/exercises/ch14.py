@@ -6,6 +6,7 @@ from __future__ import annotations
 from .. import capstone
 from ..capstone import BUDGET, CHECK_WORLDS, MIN_SPREAD, OverBudget, Refused, bar, clears, lead_text, standing
 from ..capstone_client import WorldGone, WorldLLM, WorldMemory, WorldProcess, world_tools
+from ..capstone_grader import SessionError
 from ..capstone_world import CATEGORIES, TEAM_DOMAIN
 from . import Fail, call, exercise, learner_code
 
@@ -75,9 +76,9 @@ def _capstone(build):
     except OverBudget as over:
         raise Fail("the token budget", f"at most {BUDGET} tokens per task on average",
                    f"{over}, counted by the world's process from every call it served", OVER_BUDGET) from None
-    except WorldGone as gone:
-        raise Fail("the world's process", "it answers every call until the check ends", str(gone),
-                   "your code ended or cut off the world's process: leave it running.") from None
+    except (WorldGone, SessionError) as gone:
+        raise Fail("the world's process", "it serves the check's worlds until the check ends", str(gone),
+                   "your code ended the world's process or its standing: leave them to the check.") from None
     if not mine.within_budget:
         raise Fail("the token budget", f"at most {BUDGET} tokens per task on average",
                    f"{mine.tokens:.0f}, counted by the world's process from every call it served", OVER_BUDGET)
