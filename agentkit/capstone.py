@@ -36,7 +36,8 @@ The rules, which the check (exercise 14.capstone) applies and this module implem
   from measured worlds: 26 checks of 10,000 for the bar's own agent, in the bar's file), so checking again and
   again does not pass it.
 * Out of reach of this design: the check's own code in your kernel (it relays the process's rows into a verdict)
-  can be rewritten by code written to do so; the process guards the measurement, not the verdict's display.
+  can be rewritten by code written to do so, and the world's process runs as your user, so a debugger attached to
+  it reads everything; the boundary keeps the measurement out of your Python objects, not out of your machine.
 """
 from __future__ import annotations
 
