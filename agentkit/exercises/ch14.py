@@ -4,7 +4,7 @@ when the check runs, through the model it is given (the rules are agentkit.capst
 from __future__ import annotations
 
 from .. import capstone
-from ..capstone import BUDGET, CHECK_WORLDS, MIN_SPREAD, OverBudget, Refused, bar, clears, lead_text, standing
+from ..capstone import BUDGET, CHECK_WORLDS, OverBudget, Refused, bar, clears, lead_text, standing
 from ..capstone_client import WorldGone, WorldLLM, WorldMemory, WorldProcess, world_tools
 from ..capstone_grader import SessionError
 from ..capstone_world import CATEGORIES, TEAM_DOMAIN
@@ -85,8 +85,8 @@ def _capstone(build):
     the_bar = bar()
     if not clears(mine.per_world, the_bar.success):
         by_category = ", ".join(f"{c} {mine.by_category[c]:.0%}" for c in CATEGORIES)
-        raise Fail("the drawn worlds", f"a mean above the bar by more than the margin (at least {MIN_SPREAD:.0%} "
-                   "of spread assumed)", f"{lead_text(mine, the_bar)}. Yours by category: {by_category}", NOT_BETTER)
+        raise Fail("the drawn worlds", "your mean above the bar by more than the margin your spread asks",
+                   f"{lead_text(mine, the_bar)}. Yours by category: {by_category}", NOT_BETTER)
     return (f"{lead_text(mine, the_bar)}; at {mine.tokens:.0f} tokens per task. The stand-in knows each task's key "
             "path and errs at a fixed rate per reply, whatever the reply's role: a real model's errors differ, so "
             "this standing says how your design tolerates these errors, not how it does with a given model.")
