@@ -25,6 +25,7 @@ os.environ["AGENTKIT_PROGRESS"] = "off"
 LONGEST_FIRST = ("test_mcp.py", "test_wasm_sandbox.py", "05_reflection.ipynb", "07_tree_of_thoughts.ipynb",
                  "12_tools_that_change_the_world.ipynb", "test_loopback.py", "13_memory_in_tiers.ipynb",
                  "test_packaging.py", "14_capstone.ipynb", "16_frameworks_and_traces.ipynb", "test_capstone.py",
+                 "test_capstone_routes.py",
                  "11_real_models_and_tool_calling.ipynb", "test_sandbox.py", "08_runtime_guards.ipynb",
                  "15_several_models_and_agents.ipynb", "test_exercises.py", "test_local_model.py", "test_widgets.py",
                  "test_tokens.py", "02_react.ipynb", "test_minilm.py", "test_real_client.py", "test_course_tools.py",
