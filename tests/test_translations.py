@@ -30,7 +30,6 @@ NOT_YET_TRANSLATED = {
     "11_real_models_and_tool_calling",
     "12_tools_that_change_the_world",
     "13_memory_in_tiers",
-    "14_capstone",
     "15_several_models_and_agents",
     "16_frameworks_and_traces",
     "README",
