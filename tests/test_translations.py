@@ -32,7 +32,6 @@ NOT_YET_TRANSLATED = {
     "13_memory_in_tiers",
     "15_several_models_and_agents",
     "16_frameworks_and_traces",
-    "README",
 }
 
 ENGLISH = translate.english_notebooks()
