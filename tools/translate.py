@@ -266,7 +266,15 @@ class Page(Chapter):
 
     def build(self) -> str:
         blocks = self.check()
-        return "\n\n".join(blocks[i].zh for i in self.english()) + "\n"
+        return self.relink("\n\n".join(blocks[i].zh for i in self.english()) + "\n")
+
+    def relink(self, text: str) -> str:
+        if self.name == "SOURCES":  # notebooks/zh-CN/ is one folder further down than notebooks/
+            return relinked(text)
+        # The README's links into the course lead to the Chinese chapters and sources page; its language switch back.
+        text = re.sub(r"\]\(README\.zh-CN\.md\)", "](README.md)", text)
+        text = re.sub(r"(\]\(|/blob/[^/]+/)notebooks/([0-9][^/)]*\.ipynb|SOURCES\.md)", rf"\1notebooks/{LANG}/\2", text)
+        return text
 
 
 def pages(root: Path = ROOT) -> list[Page]:
