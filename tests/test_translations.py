@@ -23,10 +23,6 @@ import translate  # noqa: E402
 # translation file whose every cell is current.
 NOT_YET_TRANSLATED = {
     "02_react",
-    "07_tree_of_thoughts",
-    "08_runtime_guards",
-    "09_hybrids_and_cost",
-    "10_evaluation",
     "11_real_models_and_tool_calling",
     "12_tools_that_change_the_world",
     "13_memory_in_tiers",
