@@ -28,7 +28,6 @@ NOT_YET_TRANSLATED = {
     "09_hybrids_and_cost",
     "10_evaluation",
     "11_real_models_and_tool_calling",
-    "13_memory_in_tiers",
     "14_capstone",
     "15_several_models_and_agents",
     "16_frameworks_and_traces",
