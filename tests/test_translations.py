@@ -29,7 +29,6 @@ NOT_YET_TRANSLATED = {
     "10_evaluation",
     "11_real_models_and_tool_calling",
     "14_capstone",
-    "15_several_models_and_agents",
     "16_frameworks_and_traces",
     "README",
     "SOURCES",
