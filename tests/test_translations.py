@@ -24,9 +24,6 @@ import translate  # noqa: E402
 NOT_YET_TRANSLATED = {
     "02_react",
     "11_real_models_and_tool_calling",
-    "12_tools_that_change_the_world",
-    "13_memory_in_tiers",
-    "15_several_models_and_agents",
     "16_frameworks_and_traces",
 }
 
