@@ -112,7 +112,8 @@ def test_colab_script_adds_the_link_and_cell_once_and_keeps_every_other_byte(tmp
         nb = json.loads(text)
         link, cell = nb["cells"][0], nb["cells"][1]
         url = f"https://colab.research.google.com/github/{colab_cell.GITHUB_REPOSITORY}/blob/main/notebooks/{name}"
-        assert colab_cell.header(url) + "\n" in link["source"] and link["source"][0].startswith("# ")
+        chinese = f"zh-CN/{name}" if (tmp_path / "notebooks" / "zh-CN" / name).exists() else ""
+        assert colab_cell.header(url, chinese) + "\n" in link["source"] and link["source"][0].startswith("# ")
         assert "[the course's sources](SOURCES.md)" in colab_cell.header(url) and (ROOT / "notebooks" / "SOURCES.md").exists()
         assert cell["outputs"] == [] and cell["execution_count"] is None
         assert cell["metadata"]["tags"] == ["colab-install", "nbval-ignore-output"]

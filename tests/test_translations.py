@@ -245,3 +245,11 @@ def test_a_page_is_translated_by_paragraph_and_a_changed_paragraph_is_named(tmp_
     with pytest.raises(translate.Stale) as stale:
         page.build()
     assert stale.value.stale == [translate.paragraph_id("First paragraph, changed.")]
+
+
+@pytest.mark.parametrize("notebook", ENGLISH, ids=lambda p: p.stem)
+def test_an_english_chapter_links_its_chinese_edition_exactly_when_there_is_one(notebook):
+    first = "".join(json.loads(notebook.read_text(encoding="utf-8"))["cells"][0]["source"])
+    linked = f"](zh-CN/{notebook.name})" in first
+    assert linked == translate.target(notebook).exists(), (
+        f"{notebook.name}: the header's link to the Chinese edition is out of step (python tools/colab_cell.py)")
