@@ -161,6 +161,29 @@ def with_header(text: str, url: str, english_name: str) -> str:
     return "\n".join(lines)
 
 
+CJK = "\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef"
+STRUCTURE = re.compile(r"\s*(#|\||[-*+]\s|\d+[.)]\s|```|<)")
+
+
+def joined(text: str) -> str:
+    """Lines of one paragraph wrapped between two Chinese characters joined again: Markdown renders such a line
+    break as a space, which Chinese does not put between words. Code, tables, lists' new items and headings stay."""
+    out: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        quote = out and out[-1].startswith(">") and line.startswith(">")
+        body = line[1:].lstrip() if quote else line.lstrip()
+        if (out and not fenced and out[-1] and re.search(f"[{CJK}]$", out[-1]) and re.match(f"[{CJK}]", body)
+                and (quote or not line.startswith(">")) and not STRUCTURE.match(line)
+                and not out[-1].lstrip().startswith(("#", "|", "```"))):
+            out[-1] += body
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def relinked(text: str) -> str:
     """Links out of notebooks/ go one folder further up from notebooks/zh-CN/."""
     return re.sub(r"\]\(\.\./", "](../../", text)
@@ -224,7 +247,7 @@ class Chapter:
         cells = []
         for cell in nb["cells"]:
             if cell["cell_type"] == "markdown":
-                zh = relinked(blocks[cell["id"]].zh)
+                zh = relinked(joined(blocks[cell["id"]].zh))
                 if cell is md[0]:
                     zh = with_header(zh, url, self.english_path.name)
                 cell = dict(cell, source=colab_cell.as_lines(zh))
@@ -266,7 +289,7 @@ class Page(Chapter):
 
     def build(self) -> str:
         blocks = self.check()
-        return self.relink("\n\n".join(blocks[i].zh for i in self.english()) + "\n")
+        return self.relink("\n\n".join(joined(blocks[i].zh) for i in self.english()) + "\n")
 
     def relink(self, text: str) -> str:
         if self.name == "SOURCES":  # notebooks/zh-CN/ is one folder further down than notebooks/
