@@ -1,10 +1,11 @@
 """Prompt caching, priced from a ledger: what a run costs with and without a cached-prefix discount (chapter 17).
 
 A provider that caches prompts bills the start of a prompt it has seen before at a lower price. Here a
-call's cached prefix is the longest common start of its messages with those of any earlier call in the
-same ledger slice, counted in tokens (whole messages that are equal, then the common start of the first
-message that differs). That is an idealisation: a real service decides which prefixes it keeps (DeepSeek's
-context-caching page lists its rules), so a real bill gets at most this discount.
+call's cached prefix is the common start of its messages with those of the latest earlier call of the same
+conversation (the calls whose first message, the role prompt, is the same), counted in tokens: whole
+messages that are equal, then the common start of the first message that differs. That is an
+idealisation: a real service decides which prefixes it keeps and for how long (DeepSeek's context-caching
+page lists its rules), so a real bill may get less of this discount.
 
 `Prices` holds dollars per million tokens; `DEEPSEEK_CHAT` is the USD table of DeepSeek's "Models &
 Pricing" page for deepseek-chat as read for chapter 17 (notebooks/SOURCES.md says where and when).
@@ -76,12 +77,15 @@ def shared_prefix_tokens(messages: list[dict], earlier: list[dict]) -> int:
 
 
 def cached_prefix_tokens(calls) -> list[int]:
-    """For each call, the tokens of its longest common start with any earlier call's prompt (0 for the first)."""
-    cached = []
-    for index, call in enumerate(calls):
-        # The earlier prompt sharing the longest start is found by characters; its tokens are counted once.
-        equal, chars = max((_shared(call.messages, earlier.messages) for earlier in calls[:index]), default=(0, 0))
-        cached.append(min(_tokens_of_start(call.messages, equal, chars), call.prompt_tokens))
+    """For each call, the tokens of its common start with the latest earlier call of the same conversation
+    (the same first message, as a role prompt is): 0 for a conversation's first call."""
+    cached, latest = [], {}
+    for call in calls:
+        key = _content(call.messages[0]) if call.messages else ""
+        earlier = latest.get(key)
+        hit = shared_prefix_tokens(call.messages, earlier.messages) if earlier is not None else 0
+        cached.append(min(hit, call.prompt_tokens))
+        latest[key] = call
     return cached
 
 

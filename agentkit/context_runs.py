@@ -42,8 +42,9 @@ from .scripts.relay import RULES, WALK_QUESTION, tariff_seen
 STRATEGIES = ("full history", "sliding window", "observation masking", "compaction", "note tool", "sub-agent",
               "layered (08)")
 DEFAULTS = {"window": 6, "keep": 2, "threshold": 2000, "segment": 10, "budget": 1000}
-KNOBS = (0.0, 0.03)  # the long-context knob's two settings in the shipped sweep: per 1,000 prompt tokens
+KNOBS = (0.0, 0.05)  # the long-context knob's two settings in the shipped sweep, per 1,000 prompt tokens
 SEEDS = tuple(range(8))
+KIND_LETTERS = {"lead": "l", "summary": "s", "sub-agent": "a"}  # who made each call, one letter per call
 
 
 def relay_llm() -> ScriptedLLM:
@@ -58,8 +59,9 @@ def _settings(settings: dict) -> dict:
     return {**DEFAULTS, **settings}
 
 
-def make_agent(task, strategy: str, llm, **settings) -> ReActAgent:
-    """A fresh lead agent for `task` with `strategy` around it (see the module docstring)."""
+def make_agent(task, strategy: str, llm, max_steps: Optional[int] = None, **settings) -> ReActAgent:
+    """A fresh lead agent for `task` with `strategy` around it (see the module docstring); `max_steps` defaults
+    to the task's (its baseline's steps and some slack)."""
     s = _settings(settings)
     tools = relay_tools(search=strategy != "sub-agent")
     context, notes, walker = None, None, None
@@ -83,7 +85,7 @@ def make_agent(task, strategy: str, llm, **settings) -> ReActAgent:
         context = LayeredContext(budget_tokens=s["budget"])
     elif strategy != "full history":
         raise ValueError(f"unknown strategy {strategy!r}; the strategies are {', '.join(STRATEGIES)}")
-    agent = ReActAgent(llm, tools, max_steps=task.max_steps, repeat_fuse=False, context=context)
+    agent = ReActAgent(llm, tools, max_steps=max_steps or task.max_steps, repeat_fuse=False, context=context)
     agent.notebook, agent.walker = notes, walker  # for inspection: the notes kept, the sub-agents run
     return agent
 
@@ -159,11 +161,11 @@ class RelayRun:
 
 
 def run_relay(task, strategy: str = "full history", llm=None, knob: float = 0.0, seed: int = 0,
-              **settings) -> RelayRun:
+              max_steps: Optional[int] = None, **settings) -> RelayRun:
     """Run `strategy` on `task`; the LLM is `llm`, else the relay stand-in with the long-context knob."""
     if llm is None:
         llm = LongContextLLM(knob, seed=seed) if knob else relay_llm()
-    agent = make_agent(task, strategy, llm, **settings)
+    agent = make_agent(task, strategy, llm, max_steps, **settings)
     start = len(ledger(llm))
     agent.run(task.question, verbose=False)
     return RelayRun(task, strategy, _settings(settings), agent, list(ledger(llm)[start:]))
@@ -176,7 +178,8 @@ def row(run: RelayRun, knob: float, seed: int) -> dict:
             "prompt_tokens": sum(run.prompt_tokens), "completion_tokens": sum(c.completion_tokens for c in run.calls),
             "cached_tokens": sum(run.cached_tokens), "tool_calls": run.tool_calls, **{
                 f"added_{k.split()[0]}": v for k, v in run.added_calls.items()},
-            "lost_at": run.lost_at, "dollars": round(run.dollars(cache=False), 8),
+            "lost_at": run.lost_at, "misread_by": [k for c, k in zip(run.calls, run.kinds) if "misread" in c.note],
+            "dollars": round(run.dollars(cache=False), 8),
             "dollars_cached": round(run.dollars(cache=True), 8)}
 
 
@@ -191,8 +194,9 @@ def sweep(strategies=STRATEGIES, tasks=None, knobs=KNOBS, seeds=SEEDS, progress:
                     run = run_relay(task, strategy, knob=knob, seed=seed)
                     rows.append(row(run, knob, seed))
                     if knob == 0:
-                        curves.setdefault(strategy, {})[task.id] = {"prompt_tokens": run.prompt_tokens,
-                                                                    "kinds": run.kinds, "cached": run.cached_tokens}
+                        curves.setdefault(strategy, {})[task.id] = {
+                            "prompt_tokens": run.prompt_tokens, "cached": run.cached_tokens,
+                            "kinds": "".join(KIND_LETTERS[kind] for kind in run.kinds)}
             if progress:
                 print(f"{strategy:20} {task.id}: done", flush=True)
     return {"settings": DEFAULTS, "knobs": list(knobs), "seeds": list(seeds), "rows": rows, "curves": curves}
@@ -208,6 +212,29 @@ def frontier(rows: list[dict], knob: float) -> dict:
                              "prompt_tokens": statistics.fmean(r["prompt_tokens"] for r in mine),
                              "dollars": statistics.fmean(r["dollars"] for r in mine),
                              "dollars_cached": statistics.fmean(r["dollars_cached"] for r in mine)}
+    return out
+
+
+def shipped_sweep() -> dict:
+    """data/context_sweep.json, as bench/context_sweep.py wrote it."""
+    from .data import read_text
+
+    return json.loads(read_text("context_sweep.json"))
+
+
+def growth(curves: dict, lengths=(20, 60)) -> dict:
+    """{strategy: {"at 20": total prompt tokens of relay-20, "at 60": ..., "exponent": b}} where b is the slope
+    of log(total prompt tokens) against log(task steps) over every task: about 2 for a quadratic bill, 1 for a
+    linear one. Totals include every call of the run (summaries, sub-agents)."""
+    import numpy as np
+
+    out = {}
+    for strategy, by_task in curves.items():
+        steps = [int(task_id.split("-")[1]) for task_id in by_task]
+        totals = [sum(curve["prompt_tokens"]) for curve in by_task.values()]
+        slope = float(np.polyfit(np.log(steps), np.log(totals), 1)[0])
+        out[strategy] = {**{f"at {n}": sum(by_task[f"relay-{n}"]["prompt_tokens"]) for n in lengths},
+                         "exponent": slope}
     return out
 
 

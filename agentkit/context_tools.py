@@ -33,7 +33,7 @@ class NoteBook:
         if len(self.notes) >= self.max_notes:
             return f"Nothing noted: the note book is full ({self.max_notes} notes). Read them with Notes[]."
         cut = f" (cut to {self.note_chars} characters)" if len(text) > self.note_chars else ""
-        self.notes.append(text[: self.note_chars])
+        self.notes.append(text[: self.note_chars].rstrip())
         return f"Noted{cut}. {len(self.notes)} note{'s' if len(self.notes) > 1 else ''} kept."
 
     def read(self, _: str = "") -> str:

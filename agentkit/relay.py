@@ -87,22 +87,32 @@ def relay_task(task_id: str) -> RelayTask:
     raise KeyError(f"no relay task {task_id!r}; the tasks are {', '.join(t.id for t in _load())}")
 
 
+_PARCEL = re.compile(r"Parcel (P-\d+) travels")
+
+
+@lru_cache(maxsize=1)
+def _by_parcel() -> dict:
+    return {task.parcel: task for task in _load()}
+
+
+@lru_cache(maxsize=1)
+def _pages() -> dict:
+    return {name.casefold(): page for task in _load() for name, page in task.pages.items()}
+
+
 def task_of(question: str):
     """The relay task a question (or a prompt holding it) is about, or None."""
-    for task in _load():
-        if f"Parcel {task.parcel} travels" in question:
-            return task
-    return None
+    match = _PARCEL.search(question)
+    return _by_parcel().get(match.group(1)) if match else None
 
 
 def station_search(query: str) -> str:
     """The page of the station named in `query` (any line), or a clear 'no such station'."""
     wanted = " ".join(str(query).split()).strip(" .\"'").casefold()
-    for task in _load():
-        for name, page in task.pages.items():
-            if name.casefold() == wanted:
-                return page
-    return f"No station called {query!r} on any line. Search for a station by the exact name a page gives."
+    page = _pages().get(wanted)
+    if page is None:
+        return f"No station called {query!r} on any line. Search for a station by the exact name a page gives."
+    return page
 
 
 class DispatchDesk:
@@ -113,7 +123,7 @@ class DispatchDesk:
 
     def __call__(self, parcel: str) -> str:
         parcel = " ".join(str(parcel).split()).strip(" .\"'").upper()
-        task = next((t for t in _load() if t.parcel == parcel), None)
+        task = _by_parcel().get(parcel)
         if task is None:
             known = ", ".join(t.parcel for t in _load())
             return f"No parcel {parcel!r} at this desk. The parcels are: {known}."

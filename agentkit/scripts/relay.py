@@ -29,7 +29,7 @@ REFUSED = SLIP_GONE.split("; ")[1]  # "it cannot print it again."
 WALK_QUESTION = re.compile(r"^Question: Walk a relay line from the station (.+?): .*?at most (\d+) stations",
                            re.MULTILINE)
 CALCULATED = re.compile(r"Action: Calculate\[(\d+) \* (\d+)\]\nObservation: (\d+(?:\.\d+)?)")
-LAST_ACTION = re.compile(r"^Action: (\w+)\[", re.MULTILINE)
+LAST_ACTION = re.compile(r"Action: (\w+)\[")
 
 
 def tariff_seen(text: str):
@@ -61,8 +61,9 @@ def lead_reply(prompt: str) -> str:
     if done:
         return _thought_action(f"The fee is {done[-1][2]} credits.", "Finish", f"{done[-1][2]} credits")
     tariff, station = tariff_seen(prompt), furthest_station(prompt)
-    actions = LAST_ACTION.findall(prompt)
-    last_action = actions[-1] if actions else ""
+    at = prompt.rfind("\nAction: ")
+    last = LAST_ACTION.match(prompt, at + 1) if at >= 0 else None
+    last_action = last.group(1) if last else ""
     walk = "Walk" if _tools_offer(prompt, "Walk") else "Search"
     if station is not None and station.group(7):  # the end of the line
         km = int(station.group(7))
