@@ -101,6 +101,17 @@ def main(argv=None) -> int:
     plan = scenarios()
     rows = []
     threads = None
+
+    def write(reps_done: int) -> None:  # after every repetition: a stopped run keeps what it measured
+        result = {
+            "measured": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "command": "python bench/llamacpp_cache.py",
+            "model": MODEL_ID, "server": f"llama.cpp (xllamacpp {metadata.version('xllamacpp')})", "threads": threads,
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+                        "load_average_1min": round(os.getloadavg()[0], 1) if hasattr(os, "getloadavg") else None},
+            "task": TASK, "reps": reps_done, "scenarios": list(plan), "rows": rows,
+        }
+        args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
     for rep in range(1, args.reps + 1):
         for name, (prompts, cache) in plan.items():
             with LocalServer(max_tokens=1) as server:
@@ -110,13 +121,7 @@ def main(argv=None) -> int:
                     rows.append({"scenario": name, "rep": rep, "call": number,
                                  "kind": "summary" if "You compact" in messages[0]["content"] else "agent", **figures})
                     print(f"rep {rep} {name:32} call {number}: {figures}", flush=True)
-    result = {
-        "measured": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "command": "python bench/llamacpp_cache.py",
-        "model": MODEL_ID, "server": f"llama.cpp (xllamacpp {metadata.version('xllamacpp')})", "threads": threads,
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-        "task": TASK, "reps": args.reps, "scenarios": list(plan), "rows": rows,
-    }
-    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        write(rep)
     print(f"wrote {len(rows)} requests to {args.out}")
     return 0
 
