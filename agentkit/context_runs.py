@@ -174,17 +174,20 @@ def run_relay(task, strategy: str = "full history", llm=None, knob: float = 0.0,
 def row(run: RelayRun, knob: float, seed: int) -> dict:
     """What the sweep keeps of a run."""
     return {"task": run.task.id, "steps": run.task.steps, "strategy": run.strategy, "knob": knob, "seed": seed,
-            "correct": run.correct, "answer": run.answer[:80], "calls": len(run.calls), "lead_steps": len(run.agent.trace),
+            "correct": run.correct, "answer": run.answer[:80], "calls": len(run.calls),
+            "lead_steps": len(run.agent.trace),
             "prompt_tokens": sum(run.prompt_tokens), "completion_tokens": sum(c.completion_tokens for c in run.calls),
-            "cached_tokens": sum(run.cached_tokens), "tool_calls": run.tool_calls, **{
-                f"added_{k.split()[0]}": v for k, v in run.added_calls.items()},
+            "cached_tokens": sum(run.cached_tokens), "tool_calls": run.tool_calls,
+            "summary_calls": run.added_calls["summary"], "sub_agent_calls": run.added_calls["sub-agent"],
+            "lead_steps_over_baseline": run.added_calls["lead steps over the baseline"],
             "lost_at": run.lost_at, "misread_by": [k for c, k in zip(run.calls, run.kinds) if "misread" in c.note],
             "dollars": round(run.dollars(cache=False), 8),
             "dollars_cached": round(run.dollars(cache=True), 8)}
 
 
 def sweep(strategies=STRATEGIES, tasks=None, knobs=KNOBS, seeds=SEEDS, progress: bool = False) -> dict:
-    """Every strategy on every task, at every knob setting (knob 0 once: no draws) and seed; per-call tokens at knob 0."""
+    """Every strategy on every task, at every knob setting (knob 0 once: no draws) and seed; per-call tokens at
+    knob 0."""
     tasks = tasks if tasks is not None else load_relay()
     rows, curves = [], {}
     for strategy in strategies:

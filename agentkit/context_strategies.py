@@ -118,7 +118,8 @@ class Compaction:
     def summarise(self, question: str, trace, upto: int) -> str:
         """One model call: the previous summary and steps (covered, upto] become a new summary."""
         earlier = [f"Summary of steps 1-{self._covered}:\n{self._summary}"] if self._covered else []
-        steps = [f"Step {n}:\n{step.as_history()}" for n, step in enumerate(trace[self._covered:upto], self._covered + 1)]
+        steps = [f"Step {n}:\n{step.as_history()}"
+                 for n, step in enumerate(trace[self._covered:upto], self._covered + 1)]
         messages = [{"role": "system", "content": SUMMARY_PROMPT},
                     {"role": "user", "content": "\n\n".join([f"Question: {question}", *earlier, *steps])}]
         reply = self.llm.think(messages)

@@ -85,7 +85,8 @@ H_OLD = ("an Observation older than the last two steps is still in the prompt: r
          "(section 2b).")
 H_RECENT = ("the last two steps' Observations must reach the model as they are: the stand-in reads the last page "
             "to find the next station.")
-H_KEPT = "masking keeps every step's Thought and Action (section 2b): the tariff survives in the Thought after the slip."
+H_KEPT = ("masking keeps every step's Thought and Action (section 2b): the tariff survives in the Thought after the "
+          "slip.")
 
 
 def guarded(function, *args, case: str, hint: str):

@@ -1,4 +1,4 @@
-"""Chapter 17's panel: a context strategy, its window and threshold, the long-context knob, the cache; tokens and success.
+"""Chapter 17's panel: a context strategy, its window and threshold, the long-context knob, the cache; tokens, success.
 
 The callback runs the chosen strategy and full history on three relay tasks (PANEL_TASKS: 20, 40 and 60 steps)
 with the relay stand-in (whatever AP_MODE says: the panel measures structure, not a model), at the knob's
@@ -66,8 +66,8 @@ def show_strategy(strategy: str = "observation masking", window: int = 2, thresh
 
     runs = compare(strategy, window, threshold, knob, cache)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
-    print(f"{strategy} ({', '.join(f'{k} {v}' for k, v in settings_for(strategy, window, threshold).items()) or 'no setting'}"
-          f"), long-context knob {knob:g} per 1,000 tokens, seed 0, cache {'on' if cache else 'off'}:")
+    chosen = ", ".join(f"{k} {v}" for k, v in settings_for(strategy, window, threshold).items()) or "no setting"
+    print(f"{strategy} ({chosen}), long-context knob {knob:g} per 1,000 tokens, seed 0, cache {'on' if cache else 'off'}:")
     for (name, mine), style in zip(runs.items(), ("o-", "s-")):
         curve = next(run for run in mine if run.task.id == CURVE_TASK)
         calls = range(1, len(curve.calls) + 1)
@@ -85,7 +85,8 @@ def show_strategy(strategy: str = "observation masking", window: int = 2, thresh
               f"sub-agent calls {added['sub-agent']}")
     left.set(title=f"{CURVE_TASK}: cumulative prompt tokens", xlabel="LLM call", ylabel="tokens")
     left.legend(loc="upper left", fontsize=8)
-    right.set(title=f"{len(PANEL_TASKS)} relay tasks: success against cost", xlabel=f"$ per 1,000 runs (cache {'on' if cache else 'off'})",
+    right.set(title=f"{len(PANEL_TASKS)} relay tasks: success against cost",
+              xlabel=f"$ per 1,000 runs (cache {'on' if cache else 'off'})",
               ylabel="% of tasks right", ylim=(-5, 105))
     right.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
@@ -93,7 +94,7 @@ def show_strategy(strategy: str = "observation masking", window: int = 2, thresh
 
 
 def strategy_panel():
-    """Controls for the strategy, its window and threshold, the long-context knob and the cache; Run draws both charts."""
+    """Controls for the strategy, its window and threshold, the long-context knob and the cache; Run draws the charts."""
     import ipywidgets as w
 
     return run_panel(
