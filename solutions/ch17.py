@@ -43,8 +43,8 @@ def summarise(text):
     return "\n".join(line for line in summary_reply(text).splitlines() if "tariff" not in line)
 
 
-# 17.q1 — b: the tariff survived in a Thought, which masking keeps and the window drops.
-# 17.q2 — b: a window changes its prompts right after the question; full history only appends.
-# 17.q3 — b: the knob is an assumption; it measures structures under it, not a model.
+# 17.q1 — a: the tariff survived in a Thought, which masking keeps and the window drops.
+# 17.q2 — d: a window changes its prompts right after the question; full history only appends.
+# 17.q3 — a: the knob is an assumption; it measures structures under it, not a model.
 SOLUTIONS = {"17.predict": prediction, "17.mask": my_masking, "17.break": summarise,
-             "17.q1": "b", "17.q2": "b", "17.q3": "b"}
+             "17.q1": "a", "17.q2": "d", "17.q3": "a"}

@@ -50,6 +50,10 @@ def a_number(text):
     return 42
 
 
+def says_nothing(text):  # drops the tariff, and where the run stands with it
+    return ""
+
+
 WRONG = [
     ("17.predict", {**RIGHT, "sub-agents, 10 stations each": (5, 4)}, "count the sub-agents' calls too"),
     ("17.predict", {**RIGHT, "masking, keep=2": (20, 19)}, "masking keeps only the last two Observations raw"),
@@ -62,9 +66,10 @@ WRONG = [
     ("17.break", keeps_the_tariff, "the run was right: your summary kept the tariff"),
     ("17.break", miscopies_the_tariff, "that is a miscopied fact"),
     ("17.break", a_number, "return the summary as a str"),
-    ("17.q1", "a", "masking keeps a Thought and an Action for every step"),
+    ("17.break", says_nothing, "your summary lost where the run stood too"),
+    ("17.q1", "b", "masking keeps a Thought and an Action for every step"),
     ("17.q2", "a", "what differs is where each prompt first changes"),
-    ("17.q3", "a", "the linear shape, blind to position, is our assumption"),
+    ("17.q3", "b", "the linear shape, blind to position, is our assumption"),
 ]
 
 

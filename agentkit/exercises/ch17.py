@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from ..context_runs import relay_llm, run_relay
+from ..context_runs import RelayRun, make_agent, relay_llm, run_relay
 from ..context_strategies import SUMMARY_MARKER, ObservationMasking, masked_history
 from ..react import ReActAgent
 from ..relay import relay_task, relay_tools
@@ -169,13 +169,14 @@ def _mask(my_masking):
 
 # --- 17.break: a summary that forgets -------------------------------------------------------------
 
-BREAK_TASKS = ("relay-30", "relay-35", "relay-40")
-THRESHOLD = 1500
+BREAK_TASKS = ("relay-30", "relay-35", "relay-40", "relay-45", "relay-50", "relay-55", "relay-60")
+THRESHOLDS = range(1200, 2401, 200)  # drawn per check, a step apart or more: the summariser's inputs differ
 H_TEXT = "return the summary as a str: the text compaction sends instead of the steps it covers."
 H_RIGHT = ("the run was right: your summary kept the tariff (or the run never compacted). Leave the tariff out of "
            "the summary, and keep the rest (section 2c's summary has two lines).")
-H_WALK = ("the run never read the last station's page: your summary lost where the run stood too. Keep the furthest "
-          "station's sentence ('Station ... Next station: ...'), so the walk goes on.")
+H_WALK = ("the run never read its own line's last page: your summary lost where the run stood too. Here the summary is "
+          "all the agent sees of the steps it covers: keep the furthest station's sentence ('Station ... Next station: "
+          "...') from the text you are given, so the walk goes on.")
 H_MISCOPY = ("a prompt states a wrong tariff: that is a miscopied fact (section 5c), not a lost one. Leave the tariff "
              "out instead of changing it.")
 
@@ -197,21 +198,44 @@ class _SummariserIsYours(ScriptedLLM):
 
 
 @exercise("17.break", "break", "A summary that forgets",
-          "Write `summarise(text)`, the summariser of a compaction, so that a relay run walks to its last station and "
-          "ends wrong because the tariff was lost. Anything may be used, agentkit's own summariser included.")
+          "Write `summarise(text)`, the summariser of a compaction that keeps no raw step, so that relay runs walk "
+          "their whole line to the last page and end wrong because the tariff was lost. Anything may be used, "
+          "agentkit's own summariser included.")
 def _break(summarise):
     if not callable(summarise):
         raise Fail("your answer", "a function summarise(text) -> str", shown(summarise), "define it with def.")
-    task = relay_task(cases().choice(BREAK_TASKS))
-    run = run_relay(task, "compaction", llm=_SummariserIsYours(summarise), threshold=THRESHOLD)
-    case = f"compaction at {THRESHOLD} tokens on {task.id}, your summariser"
+    draws = []
+    while len(draws) < 2:  # two runs, on two (task, threshold) pairs drawn for this check
+        draw = (cases().choice(BREAK_TASKS), cases().choice(THRESHOLDS))
+        if draw not in draws:
+            draws.append(draw)
+    runs = [_forgetful_run(summarise, relay_task(task_id), threshold) for task_id, threshold in draws]
+    first = runs[0]
+    return (f"From the ledgers of {' and '.join(r.task.id for r in runs)}: on {first.task.id} your first summary "
+            f"replaced steps 1-{first.agent.context.summaries[0][0]}, the slip among them, without the tariff. The lead "
+            f"walked on to the last station, asked the desk again, was refused, and answered {first.answer!r} (gold "
+            f"{first.task.gold}). A summary replaces the steps it covers: what it leaves out, no later prompt holds.")
+
+
+def _forgetful_run(summarise, task, threshold: int) -> RelayRun:
+    """One compaction run with the learner's summariser; a Fail unless it walked the whole line and lost the tariff."""
+    llm = _SummariserIsYours(summarise)
+    agent = make_agent(task, "compaction", llm, threshold=threshold)
+    agent.context.keep_raw = 0  # the summary is all the agent sees of the steps it covers
+    start = len(llm.calls)
+    agent.run(task.question, verbose=False)
+    run = RelayRun(task, "compaction", {"threshold": threshold}, agent, llm.calls[start:])
+    case = f"compaction at {threshold} tokens, no raw step kept, on {task.id}, your summariser"
     if not run.agent.context.summaries:
         raise Fail(case, "at least one summary", "the run never compacted", H_RIGHT)
     if run.correct:
         raise Fail(case, "a wrong answer", f"the right fee, {run.answer}", H_RIGHT)
-    if not any(step.action == "Search" and "the end of the line" in step.observation for step in run.agent.trace):
-        raise Fail(case, "a run that reads the last station's page",
-                   f"stopped ({run.agent.stop_reason}) after {len(run.agent.trace)} steps", H_WALK)
+    walked = [step.argument for step in run.agent.trace if step.action == "Search"]
+    if walked != list(task.stations) or run.agent.stop_reason != "finished":
+        order = "in the line's order" if walked == list(task.stations)[: len(walked)] else "out of the line's order"
+        raise Fail(case, "a run that reads every station of its line once, in order, and then answers",
+                   f"{len(walked)} Searches, {order}, for {len(task.stations)} stations; stop: {run.agent.stop_reason}",
+                   H_WALK)
     lead = [c for c, kind in zip(run.calls, run.kinds) if kind == "lead"]
     wrong = [tariff_seen(c.prompt) for c in lead if tariff_seen(c.prompt) not in (None, task.tariff)]
     if wrong:
@@ -219,23 +243,19 @@ def _break(summarise):
                    H_MISCOPY)
     if tariff_seen(lead[-1].prompt) is not None:
         raise Fail(case, "no tariff in the lead's last prompt", "the tariff was still there", H_RIGHT)
-    covered = run.agent.context.summaries[0][0]
-    return (f"From the ledger of {task.id}: your first summary replaced steps 1-{covered}, the slip among them, "
-            f"without the tariff. The lead walked on to the last station, asked the desk again, was refused, and "
-            f"answered {run.answer!r} (gold {task.gold}). A summary replaces the steps it covers: what it leaves out, "
-            "no later prompt holds.")
+    return run
 
 
 # --- concept questions --------------------------------------------------------------------------
 
 question("17.q1", "On the relay, observation masking kept the right answer where the sliding window lost it. Why?", {
-    "a": ("Masking's prompts are shorter than the window's, so the model reads them better.", False,
-          "they are longer: masking keeps a Thought and an Action for every step, the window only the last k steps; "
-          "and the stand-in reads every prompt perfectly at knob 0."),
-    "b": ("Masking keeps every Thought, and the Thought written after the slip states the tariff; the window drops "
+    "a": ("Masking keeps every Thought, and the Thought written after the slip states the tariff; the window drops "
           "whole steps, that Thought with them.", True,
           "the window kept what the walk needed (the last page) and lost what the end needed; masking dropped only "
           "the old pages, and the fact had been written down where masking keeps it."),
+    "b": ("Masking's prompts are shorter than the window's, so the model reads them better.", False,
+          "they are longer: masking keeps a Thought and an Action for every step, the window only the last k steps; "
+          "and the stand-in reads every prompt perfectly at knob 0."),
     "c": ("Masking asks the desk for the slip again when it is needed.", False,
           "the desk prints a slip once; the window's run asked again and was refused. Masking never needed to ask."),
     "d": ("Masking keeps the first Observation of a run whole, as a system prompt would.", False,
@@ -247,24 +267,24 @@ question("17.q2", "With the cache discount of section 4a, the sliding window sav
     "a": ("The provider does not cache prompts shorter than a threshold, and a window's prompts are short.", False,
           "our pricing has no such rule, and the window's prompts are hundreds of tokens long; what differs is where "
           "each prompt first changes."),
-    "b": ("A window drops its oldest step right after the question on every call, so only the role prompt and the "
+    "b": ("Cached tokens are billed at the miss price once a run passes a number of calls.", False,
+          "no such rule in the prices we quote; every cached-prefix token is billed at the hit price."),
+    "c": ("The window writes longer replies, and output tokens cost the most.", False,
+          "the stand-in's replies are the same length under every strategy; the difference is in the input."),
+    "d": ("A window drops its oldest step right after the question on every call, so only the role prompt and the "
           "question are a prefix seen before; full history only appends, so nearly all of each prompt is.", True,
           "a cache prices the shared start of a prompt; any change near the front (a dropped step, a timestamp, a "
           "reordered tool list) leaves only what comes before it cached."),
-    "c": ("The window writes longer replies, and output tokens cost the most.", False,
-          "the stand-in's replies are the same length under every strategy; the difference is in the input."),
-    "d": ("Cached tokens are billed at the miss price once a run passes a number of calls.", False,
-          "no such rule in the prices we quote; every cached-prefix token is billed at the hit price."),
 }, hint="section 4a: the characters two consecutive prompts share from their start.")
 
 question("17.q3", "What does the long-context knob of section 5 tell you about real models?", {
-    "a": ("That a model's errors grow linearly with the prompt's length, as Liu et al. measured.", False,
-          "Liu et al. measured two tasks, on the models they tested, and report above all an effect of where the "
-          "relevant information stands; the linear shape, blind to position, is our assumption."),
-    "b": ("Nothing by itself: it is an assumption we chose, and the frontier shows what would follow if errors rose "
+    "a": ("Nothing by itself: it is an assumption we chose, and the frontier shows what would follow if errors rose "
           "that way; whether a model's do is a question for a measurement on that model.", True,
           "the knob is an instrument: it asks which strategies lose answers if errors rise with length. A real "
           "model's recorded runs, or a benchmark like Liu et al.'s, are what can answer it for that model."),
+    "b": ("That a model's errors grow linearly with the prompt's length, as Liu et al. measured.", False,
+          "Liu et al. measured two tasks, on the models they tested, and report above all an effect of where the "
+          "relevant information stands; the linear shape, blind to position, is our assumption."),
     "c": ("That long prompts never hurt a model that supports long contexts.", False,
           "the knob says nothing either way; and Liu et al. report degradation 'even for explicitly long-context "
           "models'."),
