@@ -68,16 +68,16 @@ def show_strategy(strategy: str = "observation masking", window: int = 2, thresh
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
     chosen = ", ".join(f"{k} {v}" for k, v in settings_for(strategy, window, threshold).items()) or "no setting"
     print(f"{strategy} ({chosen}), long-context knob {knob:g} per 1,000 tokens, seed 0, cache {'on' if cache else 'off'}:")
-    for (name, mine), style in zip(runs.items(), ("o-", "s-")):
+    for (name, mine), marker, color in zip(runs.items(), "os", ("tab:blue", "tab:green")):
         curve = next(run for run in mine if run.task.id == CURVE_TASK)
         calls = range(1, len(curve.calls) + 1)
-        left.plot(calls, curve.cumulative, style, markersize=2, label=name)
+        left.plot(calls, curve.cumulative, "-", color=color, label=name)
         if cache:
             uncached = [sum(curve.prompt_tokens[:i]) - sum(curve.cached_tokens[:i]) for i in calls]
-            left.plot(calls, uncached, style[0] + ":", markersize=2, label=f"{name}: not cached")
+            left.plot(calls, uncached, ":", color=color, label=f"{name}: not cached")
         success = statistics.fmean(run.correct for run in mine)
         cost = statistics.fmean(run.dollars(cache) for run in mine)
-        right.scatter(cost * 1000, 100 * success, s=70, marker=style[0], label=name)
+        right.scatter(cost * 1000, 100 * success, s=70, marker=marker, color=color, label=name)
         added = {k: sum(run.added_calls[k] for run in mine) for k in ("summary", "sub-agent")}
         print(f"  {name:20} right on {sum(run.correct for run in mine)} of {len(mine)} tasks; {CURVE_TASK}: "
               f"{len(curve.calls)} calls, {curve.cumulative[-1]} prompt tokens ({sum(curve.cached_tokens)} cached); "
