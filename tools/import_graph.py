@@ -22,11 +22,11 @@ LAYERS = {
     "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay", "minilm", "embeddings"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
                   "context", "tasks", "evaluate", "lakeford", "approval", "pausable", "memory", "otel", "ledgers", "routing",
-                  "team_guards", "members", "teams"],
+                  "team_guards", "members", "teams", "relay", "context_strategies", "context_tools", "caching"],
     "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "capstone_world", "modes", "loopback", "sick",
                "capstone_grader", "capstone_server", "capstone_client", "capstone_bar",
                "channels", "runtime_suites", "paradigms", "frontier", "team_faults",
-               "widgets", "widgets.*", "bridge", "bridge.*", "__init__"],
+               "widgets", "widgets.*", "bridge", "bridge.*", "__init__", "long_context", "context_runs"],
 }
 
 
