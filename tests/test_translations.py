@@ -25,7 +25,6 @@ NOT_YET_TRANSLATED = {
     "02_react",
     "11_real_models_and_tool_calling",
     "16_frameworks_and_traces",
-    "17_context_engineering",
 }
 
 ENGLISH = translate.english_notebooks()
