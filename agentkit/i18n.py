@@ -30,11 +30,11 @@ def normalise(lang: str) -> str:
     return found
 
 
-def set_language(lang: str | None) -> str:
+def set_language(lang: str | None) -> str | None:
     """Choose the language of the course's messages for this kernel (None: back to the automatic choice)."""
     global _chosen
     _chosen = None if lang is None else normalise(lang)
-    return language()
+    return _chosen
 
 
 def language() -> str:
