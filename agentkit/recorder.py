@@ -44,11 +44,13 @@ class Recorder:
             self.path.write_text(json.dumps({"stamp": stamp}, ensure_ascii=False) + "\n" if stamp else "",
                                  encoding="utf-8")
 
-    def think(self, messages, temperature: float = 0) -> str:
+    def think(self, messages, temperature: float = 0, grammar: str = "") -> str:
         messages = as_messages(messages)
         seen, start = len(ledger(self.llm)), time.perf_counter()
-        reply = self.llm.think(messages, temperature)
-        self._keep(request_of(messages, temperature=temperature, name=self.name), AssistantTurn(reply), start, seen)
+        # Without a grammar, the wrapped LLM is called as any LLM is (some take no grammar keyword).
+        reply = self.llm.think(messages, temperature, grammar=grammar) if grammar else self.llm.think(messages, temperature)
+        request = request_of(messages, temperature=temperature, name=self.name, grammar=grammar)
+        self._keep(request, AssistantTurn(reply), start, seen)
         return reply
 
     def act(self, messages, tools, temperature: float = 0, tool_choice=None) -> AssistantTurn:
@@ -91,7 +93,8 @@ class Recorder:
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
             self.calls.append(CallRecord(sent or request["messages"], turn.content,
                                          temperature=request["temperature"], latency_s=latency, model=self.model,
-                                         tool_calls=list(turn.tool_calls), started_s=start, **usage))
+                                         tool_calls=list(turn.tool_calls), started_s=start,
+                                         grammar=request.get("grammar", ""), **usage))
 
     def reset(self) -> None:
         self.calls.clear()

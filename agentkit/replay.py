@@ -81,8 +81,8 @@ class ReplayLLM:
             self._index.setdefault(key, entry)  # the first recording wins
             self._readable[id(entry)] = text
 
-    def think(self, messages, temperature: float = 0) -> str:
-        return self._answer(request_of(messages, temperature=temperature, name=self.name)).content
+    def think(self, messages, temperature: float = 0, grammar: str = "") -> str:
+        return self._answer(request_of(messages, temperature=temperature, name=self.name, grammar=grammar)).content
 
     def act(self, messages, tools, temperature: float = 0, tool_choice=None) -> AssistantTurn:
         return self._answer(request_of(messages, tools, tool_choice, temperature, self.name))
@@ -99,7 +99,7 @@ class ReplayLLM:
             prompt_tokens=usage.get("prompt_tokens", 0), completion_tokens=usage.get("completion_tokens", 0),
             temperature=request["temperature"], latency_s=time.perf_counter() - start,
             model=entry.get("model", ""), cached_tokens=usage.get("cached_tokens", 0),
-            tool_calls=list(turn.tool_calls), started_s=start,
+            tool_calls=list(turn.tool_calls), started_s=start, grammar=request.get("grammar", ""),
             note=f"replayed from {entry['_file']} (recorded in {entry.get('latency_s', 0)} s)"))
         return turn
 

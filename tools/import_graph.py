@@ -19,7 +19,7 @@ LAYERS = {
                     "wasm_sandbox", "data.make_game24",
                     "world", "mcp_server", "mcp_tools", "mcp_stdio", "mcp_poisoned", "game24_human", "retrieval", "memory_store",
                     "memory_data"],
-    "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "cassette", "cassette_miss", "recorder", "replay", "minilm", "embeddings"],
+    "LLM layer": ["protocol", "grammar", "scripted", "openai_client", "llm", "local", "cassette", "cassette_miss", "recorder", "replay", "minilm", "embeddings"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
                   "context", "tasks", "evaluate", "lakeford", "approval", "pausable", "memory", "otel", "ledgers", "routing",
                   "team_guards", "members", "teams"],
