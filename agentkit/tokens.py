@@ -343,13 +343,22 @@ class IncrementalCounter:
 
     def count(self, text: str) -> int:
         if len(text) < 256:
-            return self._chunked(text)
-        if len(text) < MEMO_CHARS:  # a text sent again whole (a system prompt) is one lookup
-            known = self._chunks.get(text)
+            return self._fresh(text)
+        # A prompt that extends the last one (an agent's history, one step longer) is never sent again
+        # whole: hashing it for the memo below would cost more than the rest of its count.
+        if len(text) < MEMO_CHARS and not self._extends_newest(text):
+            known = self._chunks.get(text)  # a text sent again whole (a system prompt) is one lookup
             if known is None:
                 known = self._chunks[text] = self._extend(text)
             return known
         return self._extend(text)
+
+    def _extends_newest(self, text: str) -> bool:
+        try:
+            prefix = self._prefixes[-1][0]
+        except IndexError:
+            return False
+        return len(prefix) < len(text) and text.startswith(prefix)
 
     def _extend(self, text: str) -> int:
         """Count from the longest remembered prefix that is still a safe cut here, and remember this one."""
@@ -362,13 +371,21 @@ class IncrementalCounter:
                 if text.startswith(prefix) and (n == len(text) or (not text[n].isspace() and text[n] != "/")):
                     start, total = n, count
                     break
+        # After a remembered prefix comes new text (an agent's latest step): counted word by word.
+        count = self._fresh if start else self._chunked
         cut = _last_safe_cut(text, start + 1) if len(text) > start + 1 else 0
         if not cut:
-            return total + self._chunked(text[start:])
-        total += self._chunked(text[start:cut])
+            return total + count(text[start:])
+        total += count(text[start:cut])
         with self._lock:
             self._prefixes.append((text[:cut], total))
-        return total + self._chunked(text[cut:])
+        return total + count(text[cut:])
+
+    def _fresh(self, text: str) -> int:
+        """A text likely never seen whole: ASCII word by word (each word's count is remembered), else by chunks."""
+        if self.encoding == DEFAULT_ENCODING and text.isascii():
+            return _count_new(text, DEFAULT_ENCODING)
+        return self._chunked(text)
 
 
 _counter = IncrementalCounter()
@@ -383,13 +400,23 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
 
 def count_messages(messages: list[dict], encoding: str = DEFAULT_ENCODING) -> int:
     """Prompt tokens of a chat request, counted the way the chat API bills them."""
+    count = _counter.count if encoding == DEFAULT_ENCODING else lambda text: len(encode(text, encoding))
     total = REPLY_PRIMING
     for message in messages:
         total += TOKENS_PER_MESSAGE
         for key, value in message.items():
             if not isinstance(value, str):
                 continue
-            total += count_tokens(value, encoding)
+            # A role ("system", "user") comes back in every call: one lookup.
+            known = _roles.get(value) if key == "role" and encoding == DEFAULT_ENCODING else None
+            if known is None:
+                known = count(value)
+                if key == "role" and encoding == DEFAULT_ENCODING and len(_roles) < 64:
+                    _roles[value] = known
+            total += known
             if key == "name":
                 total += TOKENS_PER_NAME
     return total
+
+
+_roles: dict[str, int] = {}

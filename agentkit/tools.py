@@ -7,10 +7,15 @@ The executor logs every call, and:
 * an exception from a tool, SystemExit (sys.exit) included, becomes an error observation;
   Ctrl-C (KeyboardInterrupt) is logged as an interrupted call and then goes on up, since the
   person at the keyboard asked to stop the run, not to feed the stop to the model;
-* a call runs on a worker thread and is given up after its timeout (TOOL_TIMEOUT_S unless
-  the tool was registered with another): the observation says so, the thread is left to
-  finish on its own. A tool registered with `timeout_s=None` runs on the caller's thread,
-  with no timeout: Search and Calculate, which are local and bounded, run that way;
+* a call runs on the caller's thread, as a plain function call would: a tool may use what the
+  notebook made (a sqlite3 connection, a thread-local), and what it prints shows in the cell.
+  Its timeout (TOOL_TIMEOUT_S unless the tool was registered with another) is a SIGALRM timer:
+  a call still running at its deadline is interrupted (`ToolTimeout`, raised in it again every
+  second until it gives up) and the observation says it was stopped. Where no timer can be set
+  (Windows, a thread other than the main one, a SIGALRM handler someone else installed, a call
+  inside another tool's call), the call runs on a worker thread instead and is given up at its
+  deadline, the thread left to finish on its own. A tool registered with `timeout_s=None` has no
+  timeout: Search and Calculate, which are local and bounded, run that way;
 * an output longer than MAX_OUTPUT_CHARS is cut, with a last line saying how much was cut.
 """
 from __future__ import annotations
@@ -21,6 +26,7 @@ import math
 import operator
 import queue
 import re
+import signal
 import threading
 import time
 import weakref
@@ -263,7 +269,7 @@ class Tool:
     func: Callable[[str], str]
     description: str
     effect: str = "read"
-    timeout_s: float | None = TOOL_TIMEOUT_S  # None: runs on the caller's thread, never timed out
+    timeout_s: float | None = TOOL_TIMEOUT_S  # None: never timed out
     open_world: bool = False  # its input leaves the machine (a web search), whatever it does to our store
 
 
@@ -281,6 +287,47 @@ def _call(tool: Tool, argument: str) -> str:
         cut = len(output) - MAX_OUTPUT_CHARS
         output = f"{output[:MAX_OUTPUT_CHARS]}\n[output cut: the last {cut:,} of its {len(output):,} characters are not shown]"
     return output
+
+
+class ToolTimeout(BaseException):
+    """Raised inside a tool call that ran past its timeout. Not an Exception: a tool's own
+    `except Exception` must not swallow it."""
+
+
+_alarm = {"armed": False}  # a call on the main thread is running under our SIGALRM timer
+ALARM_REPEAT_S = 1.0  # a tool that swallows ToolTimeout is interrupted again this often
+
+
+def _on_alarm(signum, frame) -> None:
+    if _alarm["armed"]:  # a signal that arrives after the call ended is dropped
+        raise ToolTimeout
+
+
+def _alarm_ready() -> bool:
+    """Can this call be timed by SIGALRM on this thread (our handler, installed once if the slot is free)?"""
+    if _alarm["armed"] or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return False
+    handler = signal.getsignal(signal.SIGALRM)
+    if handler is _on_alarm:
+        return True
+    if handler is not signal.SIG_DFL or signal.getitimer(signal.ITIMER_REAL)[0]:
+        return False  # someone else uses SIGALRM: leave it to them
+    signal.signal(signal.SIGALRM, _on_alarm)  # ignores every alarm it did not ask for
+    return True
+
+
+def _call_with_alarm(tool: Tool, argument: str) -> str:
+    """The call on this thread, interrupted at its deadline."""
+    _alarm["armed"] = True
+    try:
+        signal.setitimer(signal.ITIMER_REAL, tool.timeout_s, ALARM_REPEAT_S)
+        try:
+            return _call(tool, argument)
+        finally:
+            _alarm["armed"] = False  # first: a late signal now does nothing
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except ToolTimeout:
+        return f"{ERROR_PREFIX} tool {tool.name} timed out after {tool.timeout_s:g} s and was stopped"
 
 
 class _Worker:
@@ -321,7 +368,7 @@ class ToolExecutor:
     def register(self, name: str, func: Callable[[str], str], description: str, *, effect: str = "read",
                  timeout_s: float | None = TOOL_TIMEOUT_S, open_world: bool = False) -> None:
         """Add a tool; a name equal to an existing one up to case replaces it. `effect` is one of EFFECTS;
-        timeout_s=None runs it inline, with no timeout; open_world=True: its input leaves the machine."""
+        timeout_s=None: never timed out; open_world=True: its input leaves the machine."""
         if not isinstance(name, str) or not re.fullmatch(r"[^\s\[\]]+", name):
             raise ValueError(f"tool name must be one word without spaces or brackets, got {name!r}")
         if not callable(func):
@@ -361,7 +408,12 @@ class ToolExecutor:
             output = f"{ERROR_PREFIX} unknown tool {_as_text(name)!r}. Known tools: {known}."
         else:
             try:
-                output = _call(tool, argument) if tool.timeout_s is None else self._on_worker(tool, argument)
+                if tool.timeout_s is None:
+                    output = _call(tool, argument)
+                elif _alarm_ready():
+                    output = _call_with_alarm(tool, argument)
+                else:
+                    output = self._on_worker(tool, argument)
             except KeyboardInterrupt:  # logged, then passed on: Ctrl-C stops the run
                 self._log(tool.name, argument, f"{ERROR_PREFIX} tool {tool.name} was interrupted (KeyboardInterrupt)",
                           False, start)
@@ -401,7 +453,7 @@ class ToolExecutor:
 def default_executor() -> ToolExecutor:
     """A fresh executor with Search and Calculate."""
     tools = ToolExecutor()
-    # Both are local and bounded (the calculator refuses huge work), so they run inline: no thread per call.
+    # Both are local and bounded (the calculator refuses huge work): no timeout to arm.
     tools.register("Search", search, "look up a person, place or fact in the course knowledge base", timeout_s=None)
     tools.register("Calculate", calculator, "evaluate arithmetic such as (2024 - 1955) * 365", timeout_s=None)
     return tools
