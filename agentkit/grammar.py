@@ -12,6 +12,9 @@ may ignore the field or refuse it.
   are GBNF expressions for what may stand in the brackets (default: any text on the line, no `]`).
 * `one_of_words(text)`, `words_from(text)`: GBNF expressions that allow only the words of a text,
   for an argument or an answer that must be copied from the question or from an Observation.
+* `grounded_grammar(tools, ...)`: a grammar written anew for every request from what the prompt holds:
+  a tool's input made of the question's words, an answer made of the Observations' words (so no
+  Finish before a first look-up), and with `one_lookup`, nothing but Finish after it.
 * `Constrained(llm, grammar)`: an LLM whose every `think` sends the grammar (a text, or a function of the
   messages that returns one) as `llm.think(messages, temperature, grammar=...)`. The course's clients
   take that keyword: OpenAIChatLLM sends it in the request body, Recorder and ReplayLLM keep it in the
@@ -38,21 +41,27 @@ def gbnf_literal(text: str) -> str:
     return f'"{escaped}"'
 
 
-def react_grammar(tools, *, argument: str = ANY_INPUT, answer: str = ANY_INPUT, thought: str = ANY_LINE) -> str:
+def react_grammar(tools, *, argument: str = ANY_INPUT, answer: str = ANY_INPUT, thought: str = ANY_LINE,
+                  start: str = "Thought: ", offer_tools: bool = True, offer_finish: bool = True) -> str:
     """GBNF for one ReAct turn: a Thought line, then an Action line naming a registered tool or Finish.
 
-    `tools` is a ToolExecutor (its registered names are used) or a list of names.
+    `tools` is a ToolExecutor (its registered names are used) or a list of names. `start` is what the
+    reply begins with (" " after a prompt that already ends in "Thought:").
     """
     names = list(getattr(tools, "names", tools))
-    if not names:
+    if offer_tools and not names:
         raise ValueError("react_grammar needs at least one tool name")
+    if not (offer_tools or offer_finish):
+        raise ValueError("react_grammar must offer the tools, Finish, or both")
     tool = " | ".join(gbnf_literal(name) for name in names)
+    actions = ([f'({tool}) "[" argument "]"'] if offer_tools else []) + \
+        ([f'{gbnf_literal(FINISH)} "[" answer "]"'] if offer_finish else [])
     return "\n".join([
-        'root ::= "Thought: " thought "\\nAction: " action',
+        f'root ::= {gbnf_literal(start)} thought "\\nAction: " action',
         f"thought ::= {thought}",
-        f'action ::= ({tool}) "[" argument "]" | {gbnf_literal(FINISH)} "[" answer "]"',
-        f"argument ::= {argument}",
-        f"answer ::= {answer}",
+        f"action ::= {' | '.join(actions)}",
+        *([f"argument ::= {argument}"] if offer_tools else []),
+        *([f"answer ::= {answer}"] if offer_finish else []),
     ])
 
 
@@ -62,7 +71,7 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9.,'-]*")
 def _words(text: str) -> list[str]:
     seen = {}
     for word in _WORD.findall(text):
-        seen.setdefault(word.rstrip(".,"), None)
+        seen.setdefault(word.rstrip(".,'"), None)
     return [w for w in seen if w]
 
 
@@ -78,6 +87,43 @@ def words_from(text: str, most: int = 4) -> str:
     """A GBNF expression for 1 to `most` words of `text`, separated by single spaces."""
     word = one_of_words(text)
     return f'{word} (" " {word}){{0,{most - 1}}}'
+
+
+_QUESTION = re.compile(r"^Question: (.*)$", re.MULTILINE)
+_OBSERVATION = re.compile(r"^Observation: (.*)$", re.MULTILINE)
+
+
+def question_of(messages) -> str:
+    """The question a ReAct prompt asks (its last `Question:` line), or ""."""
+    found = _QUESTION.findall(messages[-1]["content"] if messages else "")
+    return found[-1] if found else ""
+
+
+def observations_of(messages) -> str:
+    """The Observations of a ReAct prompt after its question, one per line ("" before any)."""
+    text = messages[-1]["content"] if messages else ""
+    question = _QUESTION.search(text)
+    return "\n".join(_OBSERVATION.findall(text[question.end():] if question else text))
+
+
+def grounded_grammar(tools, *, argument_from_question: bool = True, answer_from_observations: bool = True,
+                     one_lookup: bool = True, start: str = "Thought: ", most: int = 4) -> Callable[[list], str]:
+    """A function of the messages that writes the next turn's grammar from what the prompt holds.
+
+    A tool's input is 1 to `most` words of the question; Finish's answer is 1 to 3 words of the Observations
+    so far, so there is no Finish before a first look-up; with `one_lookup`, a look-up is followed by Finish
+    and nothing else. Each flag off frees that part (any text on the line).
+    """
+    def grammar(messages) -> str:
+        seen = observations_of(messages)
+        argument = words_from(question_of(messages), most) if argument_from_question else ANY_INPUT
+        answer = words_from(seen, 3) if answer_from_observations and seen.strip() else ANY_INPUT
+        offer_finish = bool(seen.strip()) or not (answer_from_observations or one_lookup)
+        offer_tools = not (one_lookup and seen.strip())
+        return react_grammar(tools, argument=argument, answer=answer, start=start,
+                             offer_tools=offer_tools, offer_finish=offer_finish)
+
+    return grammar
 
 
 class Constrained:

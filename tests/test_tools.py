@@ -359,6 +359,10 @@ def test_ctrl_c_in_a_tool_is_logged_then_stops_the_run(where):
         ("Slow", "error: tool Slow was interrupted (KeyboardInterrupt)", False)]
 
 
+needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no SIGALRM timer here (Windows): "
+                                 "every timed call goes to a worker thread")
+
+
 def on_another_thread(job):
     """job() run on a thread that is not the main one (where no SIGALRM timer can be set); its result."""
     import threading
@@ -371,6 +375,7 @@ def on_another_thread(job):
     return box["result"]
 
 
+@needs_alarm
 def test_a_tool_runs_on_the_callers_thread_so_it_may_use_what_the_notebook_made():
     # A learner's tool over a sqlite3 connection made in a cell: sqlite3 refuses use from another
     # thread, so on a worker thread (before) this was an error observation.
@@ -390,6 +395,7 @@ def test_a_tool_runs_on_the_callers_thread_so_it_may_use_what_the_notebook_made(
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # nothing left armed after the calls
 
 
+@needs_alarm
 def test_a_hanging_tool_is_stopped_at_its_timeout_and_logged():
     import threading
 
@@ -415,6 +421,7 @@ def test_a_hanging_tool_is_stopped_at_its_timeout_and_logged():
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
+@needs_alarm
 def test_a_tool_that_swallows_the_timeout_is_interrupted_again_until_it_stops():
     tries = []
 
@@ -451,6 +458,7 @@ def test_off_the_main_thread_a_hanging_tool_is_given_up_on_a_worker_thread():
         release.set()
 
 
+@needs_alarm
 def test_someone_elses_sigalrm_handler_is_left_alone_and_the_call_goes_to_a_worker():
     import threading
 
@@ -470,6 +478,7 @@ def test_someone_elses_sigalrm_handler_is_left_alone_and_the_call_goes_to_a_work
         signal.signal(signal.SIGALRM, previous)
 
 
+@needs_alarm
 def test_a_tool_inside_a_tool_is_timed_too_and_the_outer_deadline_holds():
     import threading
 

@@ -24,7 +24,7 @@ LAYERS = {
                   "context", "tasks", "evaluate", "lakeford", "approval", "pausable", "memory", "otel", "ledgers", "routing",
                   "team_guards", "members", "teams"],
     "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "capstone_world", "modes", "loopback", "sick",
-               "channels", "runtime_suites", "paradigms", "frontier", "team_faults",
+               "channels", "grammar_sweep", "runtime_suites", "paradigms", "frontier", "team_faults",
                "widgets", "widgets.*", "bridge", "bridge.*", "__init__"],
 }
 
