@@ -27,6 +27,7 @@ import operator
 import queue
 import re
 import signal
+import sys
 import threading
 import time
 import weakref
@@ -296,6 +297,11 @@ class ToolTimeout(BaseException):
 
 _alarm = {"armed": False}  # a call on the main thread is running under our SIGALRM timer
 ALARM_REPEAT_S = 1.0  # a tool that swallows ToolTimeout is interrupted again this often
+_TIMER = hasattr(signal, "setitimer")  # not on Windows
+_MAIN = threading.main_thread().ident
+# signal.getsignal wraps the standard library's C lookup (_signal.getsignal) to turn its answer into an
+# enum, which fails over, at a few µs a call, when the handler is a function: ask the C lookup itself.
+_handler_of = getattr(sys.modules.get("_signal"), "getsignal", signal.getsignal)
 
 
 def _on_alarm(signum, frame) -> None:
@@ -305,12 +311,12 @@ def _on_alarm(signum, frame) -> None:
 
 def _alarm_ready() -> bool:
     """Can this call be timed by SIGALRM on this thread (our handler, installed once if the slot is free)?"""
-    if _alarm["armed"] or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+    if _alarm["armed"] or not _TIMER or threading.get_ident() != _MAIN:
         return False
-    handler = signal.getsignal(signal.SIGALRM)
+    handler = _handler_of(signal.SIGALRM)
     if handler is _on_alarm:
         return True
-    if handler is not signal.SIG_DFL or signal.getitimer(signal.ITIMER_REAL)[0]:
+    if handler != signal.SIG_DFL or signal.getitimer(signal.ITIMER_REAL)[0]:
         return False  # someone else uses SIGALRM: leave it to them
     signal.signal(signal.SIGALRM, _on_alarm)  # ignores every alarm it did not ask for
     return True

