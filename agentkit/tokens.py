@@ -10,11 +10,14 @@ it. BPE never merges across the pre-tokenizer's pieces, and in o200k a newline f
 by a character that is neither whitespace nor "/" always starts a new piece (no piece
 pattern can run across that point). So the count of a text is the count of its part up
 to such a "safe cut" plus the count of the rest. `count_tokens` remembers recent texts
-up to their last safe cut; a new text that extends one of them is encoded only from
-there on. New ASCII text splits further, before every space that follows a
-non-space character (no piece spans that point either), and is counted word by word, so a
-new line made of known words costs a few lookups. Counts stay exactly equal to a full
-encode (the tests check it against bpe-openai on long runs and generated text).
+up to their last safe cut; a new text that extends one of them is counted only from
+there on (and is not hashed whole: an agent never sends the same long prompt twice). New
+ASCII text splits further, before every space that follows a non-space character (no
+piece spans that point either), and is counted word by word, each word's count remembered,
+so a new line made of known words costs a few lookups; a text that starts no known prefix
+is counted chunk by chunk between safe cuts, each chunk's count remembered (a system prompt
+or a step's lines sent again by another agent). Counts stay exactly equal to a full encode
+(the tests check it against bpe-openai on long runs and generated text).
 
 A long piece (a run of 100,000 spaces or letters is one piece) is merged with a heap, in
 O(n log n), not by rescanning all pairs after every merge, so any text counts in well under

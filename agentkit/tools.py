@@ -9,13 +9,12 @@ The executor logs every call, and:
   person at the keyboard asked to stop the run, not to feed the stop to the model;
 * a call runs on the caller's thread, as a plain function call would: a tool may use what the
   notebook made (a sqlite3 connection, a thread-local), and what it prints shows in the cell.
-  Its timeout (TOOL_TIMEOUT_S unless the tool was registered with another) is a SIGALRM timer:
-  a call still running at its deadline is interrupted (`ToolTimeout`, raised in it again every
-  second until it gives up) and the observation says it was stopped. Where no timer can be set
-  (Windows, a thread other than the main one, a SIGALRM handler someone else installed, a call
-  inside another tool's call), the call runs on a worker thread instead and is given up at its
-  deadline, the thread left to finish on its own. A tool registered with `timeout_s=None` has no
-  timeout: Search and Calculate, which are local and bounded, run that way;
+  Its timeout (TOOL_TIMEOUT_S unless the tool was registered with another) is a SIGALRM timer
+  that stops a call still running at its deadline; where no timer can be set (Windows, a thread
+  other than the main one, a call inside another tool's call), the call runs on a worker thread
+  instead and is given up at its deadline (`agentkit.tool_calls` says how each works). A tool
+  registered with `timeout_s=None` has no timeout: Search and Calculate, which are local and
+  bounded, run that way;
 * an output longer than MAX_OUTPUT_CHARS is cut, with a last line saying how much was cut.
 """
 from __future__ import annotations
@@ -24,11 +23,7 @@ import ast
 import json
 import math
 import operator
-import queue
 import re
-import signal
-import sys
-import threading
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -36,8 +31,8 @@ from pathlib import Path
 from typing import Callable
 
 from .data import DATA_DIR
-
-ERROR_PREFIX = "error:"
+from .tool_calls import (ERROR_PREFIX, MAX_OUTPUT_CHARS, TOOL_TIMEOUT_S, ToolTimeout, WorkerLane, alarm_ready,
+                         call_once, call_with_alarm)
 
 
 def is_error(observation: str) -> bool:
@@ -234,10 +229,6 @@ def search(query: str) -> str:
 
 # --- the executor -------------------------------------------------------------
 
-TOOL_TIMEOUT_S = 30.0  # a tool call that takes longer is given up (its observation says so)
-MAX_OUTPUT_CHARS = 20_000  # longer outputs are cut: an observation goes into every later prompt
-
-
 def _as_text(value) -> str:
     # A parser may hand over None or a number; tools are str -> str, and this must not raise.
     if value is None:
@@ -274,102 +265,16 @@ class Tool:
     open_world: bool = False  # its input leaves the machine (a web search), whatever it does to our store
 
 
-def _call(tool: Tool, argument: str) -> str:
-    """The tool's output as a capped string, or an error observation; only KeyboardInterrupt gets out."""
-    try:
-        output = tool.func(argument)
-        if output is not None and not isinstance(output, str):
-            output = str(output)
-    except (Exception, SystemExit) as e:  # a tool bug, even sys.exit in it, must not end the run
-        return f"{ERROR_PREFIX} tool {tool.name} failed: {type(e).__name__}: {e}"
-    if output is None:
-        return f"{ERROR_PREFIX} tool {tool.name} returned nothing"
-    if len(output) > MAX_OUTPUT_CHARS:
-        cut = len(output) - MAX_OUTPUT_CHARS
-        output = f"{output[:MAX_OUTPUT_CHARS]}\n[output cut: the last {cut:,} of its {len(output):,} characters are not shown]"
-    return output
-
-
-class ToolTimeout(BaseException):
-    """Raised inside a tool call that ran past its timeout. Not an Exception: a tool's own
-    `except Exception` must not swallow it."""
-
-
-_alarm = {"armed": False}  # a call on the main thread is running under our SIGALRM timer
-ALARM_REPEAT_S = 1.0  # a tool that swallows ToolTimeout is interrupted again this often
-_TIMER = hasattr(signal, "setitimer")  # not on Windows
-_MAIN = threading.main_thread().ident
-# signal.getsignal wraps the standard library's C lookup (_signal.getsignal) to turn its answer into an
-# enum, which fails over, at a few µs a call, when the handler is a function: ask the C lookup itself.
-_handler_of = getattr(sys.modules.get("_signal"), "getsignal", signal.getsignal)
-
-
-def _on_alarm(signum, frame) -> None:
-    if _alarm["armed"]:  # a signal that arrives after the call ended is dropped
-        raise ToolTimeout
-
-
-def _alarm_ready() -> bool:
-    """Can this call be timed by SIGALRM on this thread (our handler, installed once if the slot is free)?"""
-    if _alarm["armed"] or not _TIMER or threading.get_ident() != _MAIN:
-        return False
-    handler = _handler_of(signal.SIGALRM)
-    if handler is _on_alarm:
-        return True
-    if handler != signal.SIG_DFL or signal.getitimer(signal.ITIMER_REAL)[0]:
-        return False  # someone else uses SIGALRM: leave it to them
-    signal.signal(signal.SIGALRM, _on_alarm)  # ignores every alarm it did not ask for
-    return True
-
-
-def _call_with_alarm(tool: Tool, argument: str) -> str:
-    """The call on this thread, interrupted at its deadline."""
-    _alarm["armed"] = True
-    try:
-        signal.setitimer(signal.ITIMER_REAL, tool.timeout_s, ALARM_REPEAT_S)
-        try:
-            return _call(tool, argument)
-        finally:
-            _alarm["armed"] = False  # first: a late signal now does nothing
-            signal.setitimer(signal.ITIMER_REAL, 0)
-    except ToolTimeout:
-        return f"{ERROR_PREFIX} tool {tool.name} timed out after {tool.timeout_s:g} s and was stopped"
-
-
-class _Worker:
-    """One daemon thread that runs tool calls in turn; abandoned (it exits once free) when a call times out."""
-
-    def __init__(self) -> None:
-        self.requests: queue.SimpleQueue = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._serve, daemon=True, name="agentkit-tool")
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while (request := self.requests.get()) is not None:
-            tool, argument, reply = request
-            try:
-                reply.put((_call(tool, argument), None))
-            except BaseException as e:  # noqa: BLE001 - a KeyboardInterrupt raised by the tool itself: hand it over
-                reply.put((None, e))
-
-    def run(self, tool: Tool, argument: str, timeout: float):
-        """(output, None), or (None, the exception to re-raise); queue.Empty when the call timed out."""
-        reply: queue.SimpleQueue = queue.SimpleQueue()
-        self.requests.put((tool, argument, reply))
-        return reply.get(timeout=timeout)
-
-    def abandon(self) -> None:
-        self.requests.put(None)  # read once the stuck call returns: the thread then ends
-
-
 class ToolExecutor:
     """A registry of tools that logs every call and never lets an exception escape."""
 
     def __init__(self) -> None:
         self.tools: dict[str, Tool] = {}
         self.log: list[ToolCall] = []
-        self._worker: _Worker | None = None
-        self._worker_lock = threading.Lock()
+        self._lane = WorkerLane()  # where a timed call goes when no alarm can time it
+        # An idle worker would wait for calls forever: without this, every executor a notebook ever made
+        # would keep a thread, hundreds of them after a batch of runs.
+        weakref.finalize(self, self._lane.close)
 
     def register(self, name: str, func: Callable[[str], str], description: str, *, effect: str = "read",
                  timeout_s: float | None = TOOL_TIMEOUT_S, open_world: bool = False) -> None:
@@ -415,11 +320,11 @@ class ToolExecutor:
         else:
             try:
                 if tool.timeout_s is None:
-                    output = _call(tool, argument)
-                elif _alarm_ready():
-                    output = _call_with_alarm(tool, argument)
+                    output = call_once(tool, argument)
+                elif alarm_ready():
+                    output = call_with_alarm(tool, argument)
                 else:
-                    output = self._on_worker(tool, argument)
+                    output = self._lane.run(tool, argument)
             except KeyboardInterrupt:  # logged, then passed on: Ctrl-C stops the run
                 self._log(tool.name, argument, f"{ERROR_PREFIX} tool {tool.name} was interrupted (KeyboardInterrupt)",
                           False, start)
@@ -431,29 +336,6 @@ class ToolExecutor:
     def _log(self, tool: str, argument: str, output: str, ok: bool, start: float) -> None:
         self.log.append(ToolCall(tool=tool, argument=argument, output=output, ok=ok,
                                  latency_s=time.perf_counter() - start, started_s=start))
-
-    def _on_worker(self, tool: Tool, argument: str) -> str:
-        with self._worker_lock:
-            if self._worker is None:
-                self._worker = _Worker()
-                # An idle worker would wait for calls forever: without this, every executor a notebook
-                # ever made would keep a thread, hundreds of them after a batch of runs.
-                weakref.finalize(self, self._worker.abandon)
-            worker = self._worker
-        try:
-            output, error = worker.run(tool, argument, tool.timeout_s)
-        except (queue.Empty, KeyboardInterrupt) as stop:
-            with self._worker_lock:  # the thread is still busy with this call: later calls get a new one
-                if self._worker is worker:
-                    self._worker = None
-            worker.abandon()
-            if isinstance(stop, KeyboardInterrupt):
-                raise
-            return (f"{ERROR_PREFIX} tool {tool.name} timed out after {tool.timeout_s:g} s and was given up "
-                    f"(it may still be running in the background)")
-        if error is not None:
-            raise error
-        return output
 
 
 def default_executor() -> ToolExecutor:
