@@ -137,3 +137,43 @@ def test_a_recorded_grammar_is_part_of_the_request_a_replay_matches(tmp_path):
 
 def test_any_input_is_one_line_without_a_closing_bracket():
     assert accepts(f"root ::= {ANY_INPUT}", "Grace Hopper, 1906") and not accepts(f"root ::= {ANY_INPUT}", "a]")
+
+
+# --- what was recorded from llama.cpp agrees with what this module says a grammar allows --------------------
+
+
+def recorded_grammar_calls():
+    from agentkit.cassette import shipped_cassettes
+    from agentkit.text import json_lines
+
+    for path in shipped_cassettes():
+        stamp = {}
+        for _, line in json_lines(path):
+            entry = json.loads(line)
+            if "stamp" in entry:
+                stamp = entry["stamp"]
+            elif entry["request"].get("grammar"):
+                yield path.name, stamp, entry
+
+
+def test_every_reply_llama_cpp_sampled_under_a_grammar_is_one_the_grammar_allows():
+    # The regex this module makes of a grammar is checked against what llama.cpp's sampler wrote under it:
+    # a reply in the language, or one cut by the server's reply cap (its last token spent mid-grammar).
+    calls = list(recorded_grammar_calls())
+    assert len(calls) >= 20, "chapters 10 and 11 ship replies sampled under a grammar"
+    for name, stamp, entry in calls:
+        reply, grammar = entry["reply"], entry["request"]["grammar"]
+        cap = int(stamp["server"].rsplit("capped at ", 1)[1].split()[0]) if "capped at" in stamp.get("server", "") else 64
+        generated = reply.removeprefix("Thought:") if "sent" in entry else reply  # a completion prompt primes "Thought:"
+        assert accepts(grammar, generated) or entry["usage"]["completion_tokens"] >= cap, (name, reply)
+
+
+def test_the_shipped_sweep_ran_every_setting_on_every_lookup_task():
+    from agentkit.data import read_text
+    from agentkit.grammar_sweep import SETTINGS, lookup_tasks
+
+    sweep = json.loads(read_text("grammar_sweep.json"))
+    assert sweep["stamp"]["model"] == "SmolLM2-135M-Instruct" and "llama.cpp" in sweep["stamp"]["server"]
+    assert sweep["tasks"] == [task.id for task in lookup_tasks()]
+    assert [row["channel"] for row in sweep["rows"]] == [name for name in SETTINGS for _ in sweep["tasks"]]
+    assert all(row["correct"] in (True, False) and row["LLM calls"] <= 3 for row in sweep["rows"])

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentkit"
 
 # Lowest first; a module may import from its own layer or any layer below, never above.
 LAYERS = {
-    "foundations": ["data", "text", "settings", "tokens", "parsing", "tools", "faults", "batch", "game24",
+    "foundations": ["data", "text", "settings", "bpe", "tokens", "parsing", "tools", "faults", "batch", "game24",
                     "lessons", "tool_calls", "sandbox", "sandbox_supervisor", "wasm_module", "wasm_disk", "wasm_worker",
                     "wasm_sandbox", "data.make_game24",
                     "world", "mcp_server", "mcp_tools", "mcp_stdio", "mcp_poisoned", "game24_human", "retrieval", "memory_store",
