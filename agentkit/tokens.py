@@ -140,7 +140,8 @@ class IncrementalCounter:
     def __init__(self, encoding: str = DEFAULT_ENCODING, chunks: int = 1 << 14, prefixes: int = 32) -> None:
         self.encoding, self.max_chunks = encoding, chunks
         self._chunks: dict[str, int] = {}
-        self._prefixes: collections.deque = collections.deque(maxlen=prefixes)  # (prefix, count); a list, not a dict: hashing a long prefix costs more than comparing it
+        # (prefix, its count, whether it is a whole text): a deque, not a dict: hashing a long prefix costs more than comparing it
+        self._prefixes: collections.deque = collections.deque(maxlen=prefixes)
         self._lock = threading.Lock()  # batches count from several threads
 
     def _chunked(self, text: str) -> int:
@@ -207,24 +208,32 @@ class IncrementalCounter:
         return len(prefix) < len(text) and text.startswith(prefix)
 
     def _extend(self, text: str) -> int:
-        """Count from the longest remembered prefix that is still a safe cut here, and remember this one."""
+        """Count from the longest remembered prefix that still ends a piece here, and remember this text."""
         start, total = 0, 0
         with self._lock:
             # Newest first: the prompt before this one is the likeliest prefix. Any valid prefix gives the exact count.
-            for prefix, count in reversed(self._prefixes):
+            for prefix, count, whole in reversed(self._prefixes):
                 n = len(prefix)
-                # It ended at a safe cut in its own text; here it must be followed by a safe character too.
-                if text.startswith(prefix) and (n == len(text) or (not text[n].isspace() and text[n] != "/")):
+                if not text.startswith(prefix):
+                    continue
+                # A prefix cut at a safe cut must be followed by a safe character here too; a whole text that
+                # ended in a letter or digit, by whitespace (no piece runs from a letter or digit into it).
+                if n == len(text) or (text[n].isspace() if whole else not text[n].isspace() and text[n] != "/"):
                     start, total = n, count
                     break
         # After a remembered prefix comes new text (an agent's latest step): counted word by word.
         count = self._fresh if start else self._chunked
+        if text[-1].isascii() and text[-1].isalnum():  # the next prompt may go on from its very end
+            total += count(text[start:])
+            with self._lock:
+                self._prefixes.append((text, total, True))
+            return total
         cut = _last_safe_cut(text, start + 1) if len(text) > start + 1 else 0
         if not cut:
             return total + count(text[start:])
         total += count(text[start:cut])
         with self._lock:
-            self._prefixes.append((text[:cut], total))
+            self._prefixes.append((text[:cut], total, False))
         return total + count(text[cut:])
 
     def _fresh(self, text: str) -> int:

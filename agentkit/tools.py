@@ -299,7 +299,12 @@ class ToolExecutor:
 
     def describe(self) -> str:
         """The tool list, written for a prompt."""
-        return "\n".join(f"- {t.name}[input]: {t.description}" for t in self.tools.values())
+        key = [(t.name, t.description) for t in self.tools.values()]
+        if self._described[0] != key:  # every prompt asks again: written once, until a tool or its description changes
+            self._described = (key, "\n".join(f"- {name}[input]: {description}" for name, description in key))
+        return self._described[1]
+
+    _described: tuple = ((), "")
 
     def _find(self, name: str) -> Tool | None:
         # Models vary the case ("search", "SEARCH"); names differ by more than case.

@@ -526,3 +526,10 @@ def test_a_timeout_must_be_a_positive_number_or_none():
     for bad in (0, -1, float("nan"), "5"):
         with pytest.raises(ValueError, match="timeout_s must be a positive number"):
             ToolExecutor().register("T", str, "t", timeout_s=bad)
+
+
+def test_the_tool_list_follows_a_changed_description():
+    tools = default_executor()
+    before = tools.describe()
+    tools.tools["Search"].description = "look things up"  # a description that changes after the first prompt
+    assert tools.describe() != before and "- Search[input]: look things up" in tools.describe()
