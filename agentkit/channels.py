@@ -57,19 +57,23 @@ def compare_channels(llm, questions: list[str], max_steps: int = 4, gold: Option
     return rows
 
 
+def by_channel(rows: list[dict]) -> dict:
+    """The rows grouped by channel, channels in the order they first appear."""
+    groups: dict = {}
+    for row in rows:
+        groups.setdefault(row["channel"], []).append(row)
+    return groups
+
+
 def channel_totals(rows: list[dict]) -> dict:
     """Per channel: runs, LLM calls, format failures, replies with tool calls, runs finished, correct answers."""
-    totals = {}
-    for channel in dict.fromkeys(r["channel"] for r in rows):
-        mine = [r for r in rows if r["channel"] == channel]
-        totals[channel] = {
-            "runs": len(mine), "LLM calls": sum(r["LLM calls"] for r in mine),
-            "format failures": sum(r["format failures"] for r in mine),
-            "replies with tool calls": sum(r["replies with tool calls"] for r in mine),
-            "finished": sum(r["stop"] == "finished" for r in mine),
-            "correct": sum(bool(r["correct"]) for r in mine),
-        }
-    return totals
+    return {channel: {
+        "runs": len(mine), "LLM calls": sum(r["LLM calls"] for r in mine),
+        "format failures": sum(r["format failures"] for r in mine),
+        "replies with tool calls": sum(r["replies with tool calls"] for r in mine),
+        "finished": sum(r["stop"] == "finished" for r in mine),
+        "correct": sum(bool(r["correct"]) for r in mine),
+    } for channel, mine in by_channel(rows).items()}
 
 
 def channel_runs(llm, tasks: list, channels=CHANNELS + ("grammar",), max_steps: int = 3, *, grammar=None,
@@ -116,17 +120,12 @@ def channel_runs(llm, tasks: list, channels=CHANNELS + ("grammar",), max_steps: 
 
 def channel_table(rows: list[dict]) -> dict:
     """Per channel: tasks, right answers, format failures (replies), wrong tool choices, tokens per task."""
-    table = {}
-    for channel in dict.fromkeys(r["channel"] for r in rows):
-        mine = [r for r in rows if r["channel"] == channel]
-        table[channel] = {
-            "tasks": len(mine), "right": sum(r["correct"] for r in mine),
-            "format failures": sum(r["format failures"] for r in mine),
-            "replies": sum(r["LLM calls"] for r in mine),
-            "wrong tools": sum(r["wrong tools"] for r in mine),
-            "tokens per task": round(sum(r["tokens"] for r in mine) / max(1, len(mine))),
-        }
-    return table
+    return {channel: {
+        "tasks": len(mine), "right": sum(r["correct"] for r in mine),
+        "format failures": sum(r["format failures"] for r in mine), "replies": sum(r["LLM calls"] for r in mine),
+        "wrong tools": sum(r["wrong tools"] for r in mine),
+        "tokens per task": round(sum(r["tokens"] for r in mine) / len(mine)),
+    } for channel, mine in by_channel(rows).items()}
 
 
 def time_batch(tasks: int = 20, latency_s: float = 0.2, workers: int = 8, progress: bool = False) -> dict:

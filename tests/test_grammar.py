@@ -177,3 +177,21 @@ def test_the_shipped_sweep_ran_every_setting_on_every_lookup_task():
     assert sweep["tasks"] == [task.id for task in lookup_tasks()]
     assert [row["channel"] for row in sweep["rows"]] == [name for name in SETTINGS for _ in sweep["tasks"]]
     assert all(row["correct"] in (True, False) and row["LLM calls"] <= 3 for row in sweep["rows"])
+
+
+def test_the_channel_table_counts_right_answers_format_failures_wrong_tools_and_tokens_from_the_ledger():
+    from agentkit.channels import channel_runs, channel_table
+    from agentkit.llm import Rule, ScriptedLLM
+    from agentkit.tasks import load_tasks
+
+    [task] = [t for t in load_tasks() if t.id == "hopper-born"]
+    llm = ScriptedLLM([Rule("Observation: 1906", "Thought: done\nAction: Finish[1906]", "answer"),
+                       Rule("Observation: Your reply", "Thought: the year\nAction: Calculate[1906]", "calculate"),
+                       Rule("Question:", "I think it was 1906.", "no action")])
+    rows = channel_runs(llm, [task], channels=("text", "grammar"), max_steps=3)
+    assert rows[0]["actions"] == ["(none)", "Calculate[1906]", "Finish[1906]"]
+    table = channel_table(rows)
+    assert table["text"] == {"tasks": 1, "right": 1, "format failures": 1, "replies": 3, "wrong tools": 1,
+                             "tokens per task": sum(c.total_tokens for c in llm.calls[:3])}
+    # Under a grammar the reply with no action cannot be sampled: the stand-in says so, and the row shows the error.
+    assert rows[1]["stop"].startswith("error: The stand-in's scripted reply does not fit") and not rows[1]["correct"]
