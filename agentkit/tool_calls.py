@@ -7,8 +7,9 @@ A tool is anything with `name`, `func` (str -> str) and `timeout_s` (seconds, or
   Only KeyboardInterrupt (Ctrl-C) and ToolTimeout get out.
 * `call_with_alarm(tool, argument)`: the same, on this thread, under a SIGALRM timer: a call still running
   at its deadline gets `ToolTimeout` raised inside it (again every ALARM_REPEAT_S while it swallows it),
-  and the observation says it was stopped. Only where `alarm_ready()`: the main thread of a process that
-  has SIGALRM (not Windows), no other SIGALRM handler installed, no timed call already running.
+  and the observation says it was stopped. Our handler is installed for the call and the default put back
+  after it. Only where `alarm_ready()`: the main thread of a process that has SIGALRM (not Windows),
+  SIGALRM at its default (nobody else's handler, such as a check's own time limit), no timed call running.
 * `WorkerLane().run(tool, argument)`: the same on a worker thread, given up at the deadline (the thread
   is left to finish on its own; the next call gets a new worker). For everywhere else.
 """
@@ -52,9 +53,12 @@ class ToolTimeout(BaseException):
 _alarm = {"armed": False}  # a call on the main thread is running under our SIGALRM timer
 _TIMER = hasattr(signal, "setitimer")  # not on Windows
 _MAIN = threading.main_thread().ident
-# signal.getsignal wraps the standard library's C lookup (_signal.getsignal) to turn its answer into an
-# enum, which fails over, at a few µs a call, when the handler is a function: ask the C lookup itself.
-_handler_of = getattr(sys.modules.get("_signal"), "getsignal", signal.getsignal)
+# signal.getsignal and signal.signal wrap the standard library's C functions (module _signal) to turn handlers
+# into enums, which fails over, at a few µs a call, when a handler is a function: ask the C functions themselves.
+_c_signal = sys.modules.get("_signal")
+_handler_of = getattr(_c_signal, "getsignal", signal.getsignal)
+_install = getattr(_c_signal, "signal", signal.signal)
+_DEFAULT = getattr(_c_signal, "SIG_DFL", signal.SIG_DFL)  # the C function knows its own object, not the enum
 
 
 def _on_alarm(signum, frame) -> None:
@@ -63,20 +67,14 @@ def _on_alarm(signum, frame) -> None:
 
 
 def alarm_ready() -> bool:
-    """Can a call be timed by SIGALRM on this thread? (Our handler is installed once, if the slot is free.)"""
-    if _alarm["armed"] or not _TIMER or threading.get_ident() != _MAIN:
-        return False
-    handler = _handler_of(signal.SIGALRM)
-    if handler is _on_alarm:
-        return True
-    if handler != signal.SIG_DFL or signal.getitimer(signal.ITIMER_REAL)[0]:
-        return False  # someone else uses SIGALRM: leave it to them
-    signal.signal(signal.SIGALRM, _on_alarm)  # ignores every alarm it did not ask for
-    return True
+    """Can a call be timed by SIGALRM on this thread (the main one, SIGALRM at its default, no timed call running)?"""
+    return (not _alarm["armed"] and _TIMER and threading.get_ident() == _MAIN
+            and _handler_of(signal.SIGALRM) == signal.SIG_DFL)
 
 
 def call_with_alarm(tool, argument: str) -> str:
-    """The call on this thread, interrupted at its deadline."""
+    """The call on this thread, interrupted at its deadline; SIGALRM is at its default again afterwards."""
+    _install(signal.SIGALRM, _on_alarm)
     _alarm["armed"] = True
     try:
         signal.setitimer(signal.ITIMER_REAL, tool.timeout_s, ALARM_REPEAT_S)
@@ -87,6 +85,8 @@ def call_with_alarm(tool, argument: str) -> str:
             signal.setitimer(signal.ITIMER_REAL, 0)
     except ToolTimeout:
         return f"{ERROR_PREFIX} tool {tool.name} timed out after {tool.timeout_s:g} s and was stopped"
+    finally:
+        _install(signal.SIGALRM, _DEFAULT)  # after the timer is off: no alarm can come to the default
 
 
 # --- on a worker thread ------------------------------------------------------------------------------
