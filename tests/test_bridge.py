@@ -17,6 +17,7 @@ from agentkit.data import read_text
 from agentkit.parsing import FORMAT_REMINDER
 from agentkit.plan import PlanAndSolveAgent
 from agentkit.react import REACT_MARKER, ReActAgent
+from agentkit.scripted import ScriptedLLM
 from agentkit.scripts.react import CHECKPOINT_QUESTION
 from agentkit.sick import FormatBreakerLLM, StuckLLM
 from agentkit.tasks import load_tasks
@@ -158,3 +159,76 @@ def test_agentkit_and_the_chapter_import_without_the_bridge():
     assert out.returncode == 0, out.stderr
     assert "'langgraph'" in out.stdout and "'smolagents'" in out.stdout
     assert "not yet" in out.stdout and "install them with" in out.stdout  # the check says what to install
+
+
+# --- hostile replies through the adapters: each case failed before its fix --------------------------------------
+
+ADAPTED = ("LangGraph", "smolagents")
+DEEP = "[" * 5_000 + "]" * 5_000  # deeper than Python's JSON parser goes
+
+
+class Bare:
+    """The smallest LLM (no ledger, no token counting): whatever it replies reaches the adapter unchanged."""
+
+    def __init__(self, reply):
+        self.reply = reply
+
+    def think(self, messages, temperature=0):
+        return self.reply
+
+
+def hostile(*rules):
+    """A stand-in that answers by the given (when, reply) rules, first match first."""
+    llm = ScriptedLLM()
+    for when, reply in reversed(rules):
+        llm.add(when, reply)
+    return llm
+
+
+def names_handed_over(agent) -> list[str]:
+    """Every tool name the framework received from the adapter."""
+    if hasattr(agent, "graph"):
+        return [call["name"] for m in agent.messages for call in (getattr(m, "tool_calls", None) or [])]
+    return [call.function.name for step in agent.agent.memory.steps
+            for call in (getattr(getattr(step, "model_output_message", None), "tool_calls", None) or [])]
+
+
+@pytest.mark.parametrize("loop", ADAPTED)
+@pytest.mark.parametrize("reply", [None, 42, "Thought: odd \ud800 text\nAction: Search[\ud800]"],
+                         ids=["None", "a number", "a lone surrogate"])
+def test_a_reply_that_is_not_clean_text_never_crashes_the_adapter(loop, reply):
+    agent = frameworks().loops[loop](Bare(reply), default_executor(), max_steps=2)
+    agent.run("What?", verbose=False)  # before: pydantic's ValidationError, AttributeError, UnicodeEncodeError
+    assert agent.stop_reason in ("finished", "max_steps")
+
+
+@pytest.mark.parametrize("loop", ADAPTED)
+def test_a_tool_name_in_another_case_runs_the_tool_as_the_course_parser_promises(loop):
+    llm = hostile((lambda p: "Observation: Steve Jobs (February" in p, "Action: Finish[1955]"),
+                  (lambda p: True, "Thought: look him up\nAction: SEARCH[Steve Jobs]"))
+    agent, answer = run(loop, llm, max_steps=3)
+    assert [(c.tool, c.ok) for c in agent.tools.log] == [("Search", True)] and answer == "1955"
+    assert "SEARCH" not in names_handed_over(agent)
+
+
+@pytest.mark.parametrize("loop", ADAPTED)
+def test_a_huge_unknown_tool_name_reaches_the_framework_bounded(loop):
+    name = "S" * 50_000
+    agent, _ = run(loop, hostile((lambda p: True, f"Thought: x\nAction: {name}[x]")), max_steps=3)
+    handed = names_handed_over(agent)
+    assert handed and max(map(len, handed)) <= 100
+    assert max(len(c.prompt) for c in agent.llm.calls) < 20_000  # before: 200,815 characters by the third call
+
+
+@pytest.mark.parametrize("reply", [f"Thought: x\nAction: Search[{DEEP}]", f"Action: Finish[{DEEP}]"],
+                         ids=["tool input", "answer"])
+def test_smolagents_survives_an_argument_nested_deeper_than_json_goes(reply):
+    agent, _ = run("smolagents", hostile((lambda p: True, reply)), max_steps=2)  # before: RecursionError
+    assert agent.stop_reason in ("finished", "max_steps")
+
+
+def test_smolagents_history_shows_the_models_action_as_it_wrote_it():
+    action = 'Action: Search[{"name":"Steve Jobs"}]'
+    agent, _ = run("smolagents", hostile((lambda p: True, f"Thought: x\n{action}")), max_steps=2)
+    sent = agent.llm.calls[-1].messages[-1]["content"]
+    assert f"{action}\nObservation:" in sent  # before: Search[{'name': 'Steve Jobs'}], smolagents' repr of it

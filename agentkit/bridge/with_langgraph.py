@@ -28,7 +28,7 @@ from ..plan import EXECUTOR_PROMPT, EXECUTOR_ROLE, PLANNER_PROMPT, PLANNER_ROLE,
 from ..protocol import ledger
 from ..react import ROLE_PROMPT
 from ..tools import default_executor
-from . import FINISH, Turn, call_id, keep_call, read, render, thought_of
+from . import FINISH, Turn, call_id, clean, keep_call, read, render, thought_of, tool_name
 
 LIMIT_MESSAGE = "Model call limits exceeded"  # how ModelCallLimitMiddleware's closing message begins
 
@@ -52,30 +52,33 @@ class CourseChatModel(BaseChatModel):
 
     llm: Any
     with_tools: bool = False
+    tool_names: list = []  # the bound tools' names: a call's name takes their spelling
 
     @property
     def _llm_type(self) -> str:
         return "agentkit-course-llm"
 
     def bind_tools(self, tools, **kwargs):
-        return self.model_copy(update={"with_tools": True})
+        names = [getattr(t, "name", None) or (t.get("function", t).get("name") if isinstance(t, dict) else None)
+                 for t in tools]
+        return self.model_copy(update={"with_tools": True, "tool_names": [n for n in names if n]})
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
         if not self.with_tools:
             sent = [{"role": "system" if isinstance(m, SystemMessage) else "user", "content": _text(m)} for m in messages]
-            return _result(AIMessage(content=self.llm.think(sent)))
+            return _result(AIMessage(content=clean(self.llm.think(sent))))
         system = next((_text(m) for m in messages if isinstance(m, SystemMessage)), "")
         head = next((_text(m) for m in messages if isinstance(m, HumanMessage)), "")
         turns = _turns(messages)
         before = len(ledger(self.llm))
-        reply = self.llm.think(render(system, head, turns))
+        reply = clean(self.llm.think(render(system, head, turns)))
         parsed = read(reply)
         if parsed.action == FINISH:
             return _result(AIMessage(content=parsed.argument))
         if not parsed.action:  # no tool call: to create_agent, that is the answer
             return _result(AIMessage(content=reply))
-        call = {"name": parsed.action, "args": {"input": parsed.argument},
-                "id": call_id(parsed.action, parsed.argument, len(turns))}
+        name = tool_name(parsed.action, self.tool_names)
+        call = {"name": name, "args": {"input": parsed.argument}, "id": call_id(name, parsed.argument, len(turns))}
         keep_call(self.llm, before, call["name"], call["args"], call["id"])
         return _result(AIMessage(content=parsed.thought, tool_calls=[call]))
 
