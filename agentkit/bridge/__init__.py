@@ -37,16 +37,24 @@ from ..protocol import FunctionCall, ledger
 from ..react import Step
 
 # What requirements-bridge.txt pins (the versions the chapter's stored outputs were made with).
-PINS = {"langgraph": "1.2.24", "langchain": "1.5.2", "langchain-core": "1.8.3", "smolagents": "1.26.0",
-        "opentelemetry-sdk": "1.45.2", "opentelemetry-semantic-conventions": "0.66b2",
+# The instrumentors of section 10 are pinned there too, and checked apart (`agentkit.bridge.inside`): OpenInference's
+# are not installable on Python 3.15, and the chapter runs without them.
+PINS = {"langgraph": "1.2.24", "langchain": "1.5.2", "langchain-core": "1.8.3", "langchain-openai": "1.8.1",
+        "smolagents": "1.26.0", "opentelemetry-sdk": "1.45.2", "opentelemetry-semantic-conventions": "0.66b2",
         "opentelemetry-exporter-otlp-proto-http": "1.45.2"}
 MODULES = {"langgraph": "langgraph", "langchain": "langchain", "langchain-core": "langchain_core",
-           "smolagents": "smolagents", "opentelemetry-sdk": "opentelemetry.sdk",
+           "langchain-openai": "langchain_openai", "smolagents": "smolagents", "opentelemetry-sdk": "opentelemetry.sdk",
            "opentelemetry-semantic-conventions": "opentelemetry.semconv",
            "opentelemetry-exporter-otlp-proto-http": "opentelemetry.exporter.otlp.proto.http"}
 INSTALL = 'pip install -e ".[bridge]"   (or: pip install -r requirements-bridge.txt)'
 # smolagents' own words when its run hits max_steps and it asks once more for an answer (its final_answer prompt).
 SMOLAGENTS_FALLBACK_MARKER = "An agent tried to answer a user query but it got stuck"
+# smolagents' CodeAgent's system prompt, and chat_model.CHAT_PROMPT: the stand-in keys on them (scripts/bridge.py).
+SMOLAGENTS_CODE_MARKER = "who can solve any task using code blobs"
+CHAT_MARKER = "You answer with the tools the request carries"
+# Chapter 16's task with a side effect: the checkpoint, then a message to two people (a person approves sending).
+RECIPIENTS = ("ana@team.example", "ben@team.example")
+SEND_TASK = "Then send the answer to " + " and ".join(RECIPIENTS) + " with SendMessage, one message each."
 
 
 def _found(module: str) -> bool:
@@ -133,5 +141,5 @@ def thought_of(text: str) -> str:
     return parse_reply(text).thought if text else ""
 
 
-__all__ = ["FINISH", "INSTALL", "MAX_TOOL_NAME", "PINS", "SMOLAGENTS_FALLBACK_MARKER", "Turn", "call_id", "clean",
+__all__ = ["CHAT_MARKER", "FINISH", "INSTALL", "RECIPIENTS", "SEND_TASK", "SMOLAGENTS_CODE_MARKER", "MAX_TOOL_NAME", "PINS", "SMOLAGENTS_FALLBACK_MARKER", "Turn", "call_id", "clean",
            "keep_call", "missing", "read", "render", "thought_of", "tool_name", "versions"]

@@ -7,6 +7,9 @@
   prompt, the executor's tools, and `ModelCallLimitMiddleware(run_limit=max_steps)` as the step fuse.
 * `plan_and_solve_graph(llm)`: a `StateGraph` with two nodes, plan (one call, `agentkit.plan.parse_plan`)
   and execute (one call per step, every earlier result in its prompt), looping until the plan is done.
+  With `review=True` (and a checkpointer), a review node between them calls `langgraph.types.interrupt` once
+  with the whole plan: the run pauses there, and resuming with `Command(resume=...)` decides for every step at
+  once: True runs the plan, a list of steps runs that plan instead, anything else runs nothing.
 * `LangGraphReAct`, `LangGraphPlanAndSolve`: the same graphs behind the course's agent interface
   (`run(question) -> answer`, `.llm`, `.tools`, `.steps`, `.stop_reason`), so `agentkit.evaluate` runs them.
 Import this module only where the bridge is installed (`agentkit.bridge.missing()`).
@@ -22,6 +25,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
 
 from ..modes import get_llm
 from ..plan import EXECUTOR_PROMPT, EXECUTOR_ROLE, PLANNER_PROMPT, PLANNER_ROLE, StepResult, parse_plan, step_context
@@ -137,8 +141,9 @@ class PlanState(TypedDict, total=False):
     results: list  # [step, result] per executed step: plain lists, which every checkpointer can store
 
 
-def plan_and_solve_graph(llm, max_steps: int = 10, checkpointer=None, interrupt_before: Optional[list] = None):
-    """plan -> execute -> execute ... -> END: chapter 04's 1 + N calls, with the state in a TypedDict."""
+def plan_and_solve_graph(llm, max_steps: int = 10, checkpointer=None, interrupt_before: Optional[list] = None,
+                         review: bool = False):
+    """plan -> [review ->] execute -> execute ... -> END: chapter 04's 1 + N calls, the state in a TypedDict."""
     model = CourseChatModel(llm=llm)
 
     def plan(state: PlanState) -> dict:
@@ -152,6 +157,14 @@ def plan_and_solve_graph(llm, max_steps: int = 10, checkpointer=None, interrupt_
         result = _text(model.invoke([HumanMessage(prompt)])).strip()
         return {"results": [*state["results"], [state["plan"][len(done)], result]]}
 
+    def read_plan(state: PlanState) -> dict:  # a person decides once, for the whole plan
+        decision = interrupt({"question": state["question"], "plan": state["plan"]})
+        if decision is True:
+            return {}
+        if isinstance(decision, list) and decision:
+            return {"plan": [str(step) for step in decision]}
+        return {"plan": []}
+
     def more_to_do(state: PlanState) -> str:
         return "execute" if len(state["results"]) < len(state["plan"]) else END
 
@@ -159,7 +172,12 @@ def plan_and_solve_graph(llm, max_steps: int = 10, checkpointer=None, interrupt_
     graph.add_node("plan", plan)
     graph.add_node("execute", execute)
     graph.add_edge(START, "plan")
-    graph.add_conditional_edges("plan", more_to_do, ["execute", END])
+    if review:
+        graph.add_node("review", read_plan)
+        graph.add_edge("plan", "review")
+        graph.add_conditional_edges("review", more_to_do, ["execute", END])
+    else:
+        graph.add_conditional_edges("plan", more_to_do, ["execute", END])
     graph.add_conditional_edges("execute", more_to_do, ["execute", END])
     return graph.compile(checkpointer=checkpointer, interrupt_before=interrupt_before)
 
