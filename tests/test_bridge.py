@@ -330,7 +330,9 @@ def test_code_agent_runs_its_snippet_in_webassembly_and_each_tool_here_through_t
     assert str(result.output) == "25185" and len(llm.calls) == 1  # one snippet made two tool calls
     assert [(c.tool, c.argument) for c in tools.log] == [("Search", "Steve Jobs"), ("Calculate", "(2024 - 1955) * 365")]
     runs = agent.python_executor.runs
-    assert [(snippet, run) for snippet, run, _ in runs] == [(1, 1), (1, 2), (1, 3)] and all("ok" in s for *_, s in runs)
+    assert [what for _, _, what in runs] == ["stopped at Search('Steve Jobs')",
+                                             "1 call(s) answered from the record; stopped at Calculate('(2024 - 1955) * 365')",
+                                             "2 call(s) answered from the record; ran to final_answer('25185')"]
     assert agent.python_executor.variables["year"] == 1955  # kept for the next step, as JSON can carry it
     executor = WasmExecutor(max_tool_calls=0)
     executor.send_tools({"Search": lambda text: tools.run("Search", text)})

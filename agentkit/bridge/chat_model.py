@@ -11,6 +11,9 @@ as a `tool` message answering its call id.
   passes each request's messages, tools, tool_choice and temperature on; other fields stay here).
   `server.requests` keeps every request body ChatOpenAI sent, as the server received it.
 * `chat_model(server)`: ChatOpenAI pointed there, at temperature 0, with no retries (a failure shows at once).
+* `live_model()`: the model a live run sends the requests on to: under AP_MODE=local SmolLM2 on llama.cpp with
+  a chat template that knows tools (`agentkit.native.local_tool_server`; SmolLM2's own drops them), else the
+  AP_MODE's own (`get_llm()`).
 * `native_agent(chat, tools, ...)`: `create_agent` with the executor's tools (one string argument, `input`,
   each call run through the executor, so the tool log is the course's) and CHAT_PROMPT.
 * `request_summary(body)`: what one request carried (messages by role, tool names, schema characters, the
@@ -37,6 +40,18 @@ When you know the answer, reply with the answer alone and call no tool."""
 def endpoint(llm, **options):
     """A loopback server answering with `llm` (its `act` for requests with tools); use it in a `with` block."""
     return serve(stand_in_replier(llm), **options)
+
+
+def live_model():
+    """SmolLM2 with a tool-calling template under AP_MODE=local, else get_llm()."""
+    from ..modes import get_llm
+    from ..settings import setting
+
+    if (setting("AP_MODE") or "fake").strip().lower() == "local":
+        from ..native import local_tool_server
+
+        return local_tool_server().client()
+    return get_llm()
 
 
 def chat_model(server, model: str = "", **options) -> ChatOpenAI:

@@ -83,7 +83,7 @@ class WasmExecutor(PythonExecutor):
         self.timeout_s, self.max_tool_calls = timeout_s, max_tool_calls
         self.tools: dict = {}
         self.variables: dict = {}
-        self.runs: list = []  # (snippet's number, run's number, the sandbox's summary): what ran, in order
+        self.runs: list = []  # (snippet's number, run's number, what that run did, in words), in order
 
     def send_tools(self, tools: dict) -> None:
         self.tools = {name: tool for name, tool in tools.items() if name != "final_answer"}
@@ -102,17 +102,21 @@ class WasmExecutor(PythonExecutor):
         results: list = []
         while True:
             result = run_code(self._program(code_action, results), "_AK_REPORT", timeout_s=self.timeout_s)
-            self.runs.append((snippet, len(results) + 1, result.summary()))
+            answered = f"{len(results)} call(s) answered from the record; " if results else ""
             if not result.ok:  # smolagents feeds the error back to the model
+                self.runs.append((snippet, len(results) + 1, f"{answered}error: {str(result.error)[:80]}"))
                 raise RuntimeError(f"{result.error}\n{result.output}".strip())
             report = result.value
             calls = report["calls"]
             if len(calls) > len(results) and not report["final"]:  # a call not answered yet: run it here
+                name, text = calls[len(results)]
+                self.runs.append((snippet, len(results) + 1, f"{answered}stopped at {name}({text[:40]!r})"))
                 if len(results) >= self.max_tool_calls:
                     raise RuntimeError(f"more than {self.max_tool_calls} tool calls in one snippet")
-                name, text = calls[len(results)]
                 results.append([name, text, str(self.tools[name](text))])
                 continue
+            ended = f"final_answer({str(report['final'][0])[:40]!r})" if report["final"] else "the snippet's end"
+            self.runs.append((snippet, len(results) + 1, f"{answered}ran to {ended}"))
             self.variables.update(report["variables"])
             if report["final"]:
                 return CodeOutput(output=report["final"][0], logs=result.output, is_final_answer=True)

@@ -20,7 +20,7 @@ openai client's is), and `tracing` turns on those.
 
 `record()` traces chapter 16's two runs on the stand-in (create_agent on ChatOpenAI against the loopback
 server; smolagents' ToolCallingAgent through the course's adapter) and returns each span as plain data:
-scope, name, kind, parent's name, status, and attributes (the values that differ between two identical runs,
+scope (and the schema it declares), name, kind, its parent's place in the list, status, and attributes (the values that differ between two identical runs,
 LangGraph's checkpoint ids in `metadata`, left out). `python -m agentkit.bridge.inside` writes them, with the
 versions, to data/inside_spans.json, which the chapter reads: a recorded run, as for a real model.
 `rows(spans)`: one (scope, span name, kind, parent's name) per span, for a table.
@@ -126,14 +126,16 @@ def rows(spans) -> list[tuple]:
 
 
 def plain(spans) -> list[dict]:
-    """Each finished span as data, in the order they started: no times, no ids, no `metadata`."""
-    by_id = {s.context.span_id: s for s in spans}
-    return [{"scope": scope_of(s), "name": s.name, "kind": s.kind.name,
-             "parent": by_id[s.parent.span_id].name if s.parent and s.parent.span_id in by_id else "",
+    """Each finished span as data, in the order they started (a parent by its place), no times, ids or `metadata`."""
+    ordered = sorted(spans, key=lambda s: s.start_time)
+    place = {s.context.span_id: number for number, s in enumerate(ordered)}
+    return [{"scope": scope_of(s), "schema_url": (s.instrumentation_scope.schema_url or "") if s.instrumentation_scope
+             else "", "name": s.name, "kind": s.kind.name,
+             "parent": place.get(s.parent.span_id) if s.parent else None,
              "status": s.status.status_code.name,
              "attributes": {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(s.attributes.items())
                             if k not in VARYING}}
-            for s in sorted(spans, key=lambda s: s.start_time)]
+            for s in ordered]
 
 
 def record() -> dict:
