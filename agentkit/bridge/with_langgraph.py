@@ -16,6 +16,7 @@ Import this module only where the bridge is installed (`agentkit.bridge.missing(
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional, TypedDict
 
 from langchain.agents import create_agent
@@ -91,12 +92,23 @@ def _result(message: AIMessage) -> ChatResult:
     return ChatResult(generations=[ChatGeneration(message=message)])
 
 
+def _one_string(input: str) -> str:
+    return input
+
+
+@functools.cache
+def _input_schema():
+    """The arguments' schema of every course tool (one string, `input`), made once: LangChain builds a pydantic
+    model for it, which cost more than the rest of building an agent (tens of ms a tool, for every agent)."""
+    return StructuredTool.from_function(_one_string, name="input", description="input").args_schema
+
+
 def langchain_tools(tools) -> list:
     """The executor's tools as LangChain tools: one string argument, `input`; each call runs through the executor."""
     def wrap(name: str, description: str):
         def run(input: str) -> str:
             return tools.run(name, input)
-        return StructuredTool.from_function(run, name=name, description=description)
+        return StructuredTool(name=name, description=description, func=run, args_schema=_input_schema())
 
     return [wrap(t.name, t.description) for t in tools.tools.values()]
 

@@ -17,7 +17,12 @@ Import this module only where the bridge is installed (`agentkit.bridge.missing(
 from __future__ import annotations
 
 import ast
+import copy
+import functools
+import importlib.resources
 import re
+
+import yaml
 
 from smolagents import Tool, ToolCallingAgent
 from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole, Model
@@ -126,11 +131,28 @@ class CourseTool(Tool):
         return self.executor.run(self.name, input)
 
 
+@functools.cache
+def _prompt_templates() -> str:
+    """smolagents' own prompts for a ToolCallingAgent, read once (it parses their YAML for every agent it builds,
+    in pure Python: most of the cost of building one)."""
+    return importlib.resources.files("smolagents.prompts").joinpath("toolcalling_agent.yaml").read_text()
+
+
 def react_agent(llm, tools, max_steps: int = 5, **options) -> ToolCallingAgent:
     """Chapter 02's ReAct as a ToolCallingAgent: the course's role prompt as its instructions, the executor's tools."""
+    options.setdefault("prompt_templates", _parsed_templates())
     return ToolCallingAgent(tools=[CourseTool(tools, t.name, t.description) for t in tools.tools.values()],
                             model=CourseModel(llm), max_steps=max_steps, verbosity_level=LogLevel.OFF,
                             instructions=ROLE_PROMPT.format(tools=tools.describe()), name="ReAct", **options)
+
+
+def _parsed_templates() -> dict:
+    return copy.deepcopy(_parsed_once())
+
+
+@functools.cache
+def _parsed_once() -> dict:
+    return yaml.safe_load(_prompt_templates())
 
 
 class SmolagentsReAct:
