@@ -149,7 +149,7 @@ def test_agentkit_and_the_chapter_import_without_the_bridge():
         "name.startswith('opentelemetry.sdk') or name.startswith('opentelemetry.exporter'):\n"
         "            raise ModuleNotFoundError(name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import agentkit, agentkit.otel, agentkit.bridge.compare, agentkit.exercises.ch16\n"
+        "import agentkit, agentkit.otel, agentkit.bridge.compare, agentkit.bridge.inside, agentkit.exercises.ch16\n"
         "from agentkit.bridge import missing\n"
         "from agentkit.exercises import check\n"
         "print(sorted(missing()))\n"
@@ -337,7 +337,8 @@ def test_code_agent_runs_its_snippet_in_webassembly_and_each_tool_here_through_t
     executor = WasmExecutor(max_tool_calls=0)
     executor.send_tools({"Search": lambda text: tools.run("Search", text)})
     for code, said in [("print(open('/etc/passwd').read())", "Capabilities insufficient"),
-                       ("Search('Ada Lovelace')", "more than 0 tool calls")]:
+                       ("Search('Ada Lovelace')", "more than 0 tool calls"),
+                       ("_AK_CALLS.append(['Shell', 'rm -rf /'])", "asked for a tool this agent does not have")]:
         with pytest.raises(RuntimeError, match=said):
             executor(code)
     assert len(tools.log) == 2  # the refused call never ran

@@ -12,7 +12,9 @@ them. smolagents runs it with an executor (`PythonExecutor`: `send_tools`, `send
   runs again from the top with that result recorded, and each call it makes is answered from the record,
   until it finishes. A snippet with k tool calls runs k + 1 times. That is correct only for code whose tool
   calls depend on nothing but earlier results (no clock, no randomness): a snippet that asks for other
-  calls on a later run gets an error saying so. At most MAX_TOOL_CALLS calls per snippet;
+  calls on a later run gets an error saying so. At most MAX_TOOL_CALLS calls per snippet. What the sandbox
+  reports back is read as untrusted data: a report the snippet tampered with, or one asking for a tool the
+  agent does not have, is an error, never a call;
 * `final_answer(x)` ends the run with x (smolagents' own final-answer tool is not called in the sandbox);
 * between steps, the snippet's variables that JSON can carry (numbers, text, lists, dicts) are kept and
   defined again in the next step; anything else (a module, a function) is not, and must be made again.
@@ -106,7 +108,7 @@ class WasmExecutor(PythonExecutor):
             if not result.ok:  # smolagents feeds the error back to the model
                 self.runs.append((snippet, len(results) + 1, f"{answered}error: {str(result.error)[:80]}"))
                 raise RuntimeError(f"{result.error}\n{result.output}".strip())
-            report = result.value
+            report = _checked(result.value, self.tools)
             calls = report["calls"]
             if len(calls) > len(results) and not report["final"]:  # a call not answered yet: run it here
                 name, text = calls[len(results)]
@@ -121,6 +123,18 @@ class WasmExecutor(PythonExecutor):
             if report["final"]:
                 return CodeOutput(output=report["final"][0], logs=result.output, is_final_answer=True)
             return CodeOutput(output=None, logs=result.output, is_final_answer=False)
+
+
+def _checked(report, tools: dict) -> dict:
+    """The sandbox's report, if it has the prelude's shape and asks only for tools we hold (the snippet runs in the
+    same interpreter as the prelude, so it can write over the prelude's lists: its report is untrusted data)."""
+    calls = report.get("calls") if isinstance(report, dict) else None
+    if not (isinstance(calls, list) and all(isinstance(c, list) and len(c) == 2 and c[0] in tools
+                                           and isinstance(c[1], str) for c in calls)
+            and isinstance(report.get("final"), list) and isinstance(report.get("variables"), dict)):
+        raise RuntimeError("the snippet's report is not what the sandbox's prelude writes: the snippet changed it, "
+                           "or asked for a tool this agent does not have")
+    return report
 
 
 def _jsonable(value) -> bool:

@@ -5,7 +5,8 @@ they run, through instrumentors that wrap their code:
 * OpenInference's LangChain instrumentor: a span per LangChain run (the graph, each node and middleware hook,
   each chat model call, each tool), in OpenInference's conventions (`openinference.span.kind`, `llm.*`,
   `input.value`), with GenAI attributes added (`enable_genai_semconv`, its own mapping);
-* OpenInference's smolagents instrumentor: the agent's run, each step, each model call and tool call;
+* OpenInference's smolagents instrumentor: the agent's run, each step, each tool call, and each call of
+  smolagents' own model classes (it wraps their `generate`; the course's adapter has its own, unwrapped);
 * OpenTelemetry's instrumentation of the openai client (opentelemetry-instrumentation-openai-v2): a `chat`
   span per request the openai SDK sends, in the GenAI conventions it calls "latest experimental"
   (OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental, which `tracing` sets before instrumenting;
@@ -20,10 +21,10 @@ openai client's is), and `tracing` turns on those.
 
 `record()` traces chapter 16's two runs on the stand-in (create_agent on ChatOpenAI against the loopback
 server; smolagents' ToolCallingAgent through the course's adapter) and returns each span as plain data:
-scope (and the schema it declares), name, kind, its parent's place in the list, status, and attributes (the values that differ between two identical runs,
-LangGraph's checkpoint ids in `metadata`, left out). `python -m agentkit.bridge.inside` writes them, with the
-versions, to data/inside_spans.json, which the chapter reads: a recorded run, as for a real model.
-`rows(spans)`: one (scope, span name, kind, parent's name) per span, for a table.
+scope (and the schema it declares), name, kind, its parent's place in the list, status, and attributes
+(without LangGraph's `metadata`, whose checkpoint ids differ between two identical runs).
+`python -m agentkit.bridge.inside` writes them, with the versions, to data/inside_spans.json, which the
+chapter reads: a recorded run, as for a real model.
 Import only where the bridge is installed; the instrumentors come with it (requirements-bridge.txt).
 """
 from __future__ import annotations
@@ -115,14 +116,6 @@ def scope_of(span) -> str:
     """Which instrumentation made the span, in words."""
     name = span.instrumentation_scope.name if span.instrumentation_scope else ""
     return SCOPES.get(name, name)
-
-
-def rows(spans) -> list[tuple]:
-    """(scope, name, kind, parent's name) per span, in the order they started."""
-    by_id = {s.context.span_id: s for s in spans}
-    ordered = sorted(spans, key=lambda s: s.start_time)
-    return [(scope_of(s), s.name, s.kind.name, by_id[s.parent.span_id].name if s.parent and s.parent.span_id in by_id
-             else "") for s in ordered]
 
 
 def plain(spans) -> list[dict]:
