@@ -327,9 +327,9 @@ def test_code_agent_runs_its_snippet_in_webassembly_and_each_tool_here_through_t
     llm, tools = get_llm("fake"), default_executor()
     agent = code_agent(llm, tools)
     result = agent.run(f"Question: {CHECKPOINT_QUESTION}", return_full_result=True)
-    assert str(result.output) == "25185" and len(llm.calls) == 1  # one snippet made two tool calls
-    assert [(c.tool, c.argument) for c in tools.log] == [("Search", "Steve Jobs"), ("Calculate", "(2024 - 1955) * 365")]
     runs = agent.python_executor.runs
+    assert str(result.output) == "25185" and len(llm.calls) == 1, runs  # one snippet made two tool calls
+    assert [(c.tool, c.argument) for c in tools.log] == [("Search", "Steve Jobs"), ("Calculate", "(2024 - 1955) * 365")]
     assert [what for _, _, what in runs] == ["stopped at Search('Steve Jobs')",
                                              "1 call(s) answered from the record; stopped at Calculate('(2024 - 1955) * 365')",
                                              "2 call(s) answered from the record; ran to final_answer('25185')"]

@@ -5,7 +5,7 @@ them. smolagents runs it with an executor (`PythonExecutor`: `send_tools`, `send
 `__call__(code) -> CodeOutput`), its own in-process interpreter unless you pass one. `WasmExecutor` is one:
 
 * every snippet runs in CPython compiled to WebAssembly, in a worker process, with the sandbox's limits
-  (time, memory, disk, output; no network, no files of ours). Model-written code never runs in our process;
+  (memory, disk, output; TIMEOUT_S a run; no network, no files of ours). Model-written code never runs here;
 * a tool is a function inside the sandbox, but the tool itself runs here, through the course's executor
   (its log is the ledger): the sandbox has no way to call out (WASI preview 1 gives it no sockets), so a
   call the snippet makes for the first time stops the run and asks for it; the tool runs here; the snippet
@@ -38,6 +38,10 @@ from ..wasm_sandbox import run_code
 from .with_smolagents import CourseTool, _role, _text
 
 MAX_TOOL_CALLS = 8
+# Each run's limit. The interpreter's own start inside the sandbox counts against it, and on a busy machine that
+# alone took over 2 s (the sandbox's default), so a snippet that was right ran out of time: generous, for code that
+# loops, not for code that works.
+TIMEOUT_S = 10.0
 ROLES = {"tool-call": "assistant", "tool-response": "user"}  # smolagents' own roles, as chat roles
 
 # Runs before the snippet, inside the sandbox. %(...)s are JSON texts, so nothing of ours is code but this.
@@ -81,7 +85,7 @@ _AK_REPORT = {"calls": _AK_CALLS, "final": [a if _ak_json(a) else repr(a) for a 
 class WasmExecutor(PythonExecutor):
     """smolagents' executor interface over the WebAssembly sandbox; tools run here, through their executor."""
 
-    def __init__(self, timeout_s: float = 2.0, max_tool_calls: int = MAX_TOOL_CALLS) -> None:
+    def __init__(self, timeout_s: float = TIMEOUT_S, max_tool_calls: int = MAX_TOOL_CALLS) -> None:
         self.timeout_s, self.max_tool_calls = timeout_s, max_tool_calls
         self.tools: dict = {}
         self.variables: dict = {}
