@@ -161,6 +161,10 @@ def _read_ranks(path: Path, name: str) -> dict[bytes, int] | None:
 
 
 def encode(text: str, encoding: str = DEFAULT_ENCODING) -> list[int]:
-    """Token ids of `text`; "<|endoftext|>" in the text counts as plain text, as the API does."""
+    """Token ids of `text`; "<|endoftext|>" in the text counts as plain text, as the API does; a lone surrogate
+    counts as U+FFFD and a surrogate pair as its character, as tiktoken counts them."""
     # A prompt that quotes a special token must not crash a run, nor count it as one token.
-    return get_encoding(encoding).encode(text)
+    try:
+        return get_encoding(encoding).encode(text)
+    except UnicodeEncodeError:  # json.loads of a server's "\ud800" gives one: a model's reply can hold it
+        return get_encoding(encoding).encode(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))

@@ -394,3 +394,23 @@ def test_a_long_chunk_is_counted_but_not_remembered(oracle):
     texts = [f"{i} " + "word " * 30_000 for i in range(3)]  # 150 KB lines, no safe cut inside
     assert [counter.count(t) for t in texts] == [len(oracle_ids(oracle, t)) for t in texts]
     assert max(map(len, counter._chunks), default=0) <= 1 << 16  # 64 KB: memory stays bounded
+
+
+def test_a_lone_surrogate_counts_as_the_replacement_character_and_a_pair_as_its_character(oracle):
+    # json.loads of a server's "\ud800" puts a lone surrogate in a reply; counting it crashed every run that met one.
+    count_text, count_messages = tokens.count_tokens, tokens.count_messages
+    assert count_text("Action: Search[\ud800]") == count_text("Action: Search[\ufffd]")
+    assert count_text("x \ud83d\ude00 y") == count_text("x \U0001F600 y") == len(oracle.encode("x \U0001F600 y"))
+    assert count_messages([{"role": "assistant", "content": "Finish[\udfff]"}]) == count_messages(
+        [{"role": "assistant", "content": "Finish[\ufffd]"}])
+
+
+def test_a_stand_in_run_whose_reply_holds_a_lone_surrogate_ends_normally():
+    from agentkit import Rule, ScriptedLLM
+    from agentkit.react import ReActAgent
+    from agentkit.tools import default_executor
+
+    llm = ScriptedLLM([Rule("Question:", "Thought: look it up\nAction: Search[\ud800]")])
+    result = ReActAgent(llm, default_executor(), max_steps=2).run("What is it?")
+    assert len(llm.calls) >= 1 and all(call.prompt_tokens > 0 for call in llm.calls)
+    assert result is not None
