@@ -1,8 +1,9 @@
 """Chapter 18's shipped runs, made once here and read by the notebook (it runs only small slices itself).
 
     python tools/bench_sweeps.py record-bfcl   # SmolLM2 on llama.cpp, every sampled BFCL entry through the three
-                                               # channels, into data/cassettes/18_public_benchmarks.jsonl (slow:
-                                               # about 120 calls, tens of minutes on 2 busy cores)
+                                               # channels (--channel text: one), into build/record/18-<channel>.jsonl
+                                               # (slow: 75 calls, up to a minute each on 2 busy cores)
+    python tools/bench_sweeps.py merge         # the three parts as data/cassettes/18_public_benchmarks.jsonl
     python tools/bench_sweeps.py bfcl          # data/bfcl_sweep.json: the recording scored, the oracle, the
                                                # corruptions and the agreement with bfcl-eval's checker
     python tools/bench_sweeps.py agentdojo     # data/agentdojo_sweep.json: the scripted agent through every
@@ -25,26 +26,32 @@ from agentkit import bfcl  # noqa: E402
 from agentkit import bfcl_models as bm  # noqa: E402
 
 NOTEBOOK = "18_public_benchmarks"
-SAMPLE = 8  # entries per category, drawn with bfcl.load's seed
+DRAWN, SAMPLE = 8, 5  # entries per category: the first SAMPLE of DRAWN drawn with bfcl.load's seed
+PARTS = ROOT / "build" / "record"  # one cassette per channel while recording (each channel can run on its own)
 
 
 def sample() -> list:
-    return [e for category in bfcl.CATEGORIES for e in bfcl.load(category, SAMPLE)]
+    return [e for category in bfcl.CATEGORIES for e in bfcl.load(category, DRAWN)[:SAMPLE]]
 
 
-def record_bfcl() -> None:
-    from agentkit.replay import Recorder, cassette_path, stamp_of
+def record_bfcl(channels) -> None:
+    """Record SmolLM2's replies channel by channel; a request already on the channel's part is not asked again."""
+    from agentkit.replay import CassetteMiss, Recorder, ReplayLLM, stamp_of
 
-    path = cassette_path(NOTEBOOK)
-    if path.exists():
-        path.unlink()
+    PARTS.mkdir(parents=True, exist_ok=True)
     entries = sample()
-    for channel in bm.CHANNELS:
+    for channel in channels:
+        path = PARTS / f"18-{channel}.jsonl"
         client = bm.local_client(channel)
         stamp = dict(stamp_of(client, NOTEBOOK, "local"), server=f"llama.cpp, replies capped at {bm.MAX_TOKENS} tokens",
                      command="python tools/bench_sweeps.py record-bfcl")
         llm = Recorder(client, path, append=True, name=channel, stamp=stamp)
         for number, entry in enumerate(entries, 1):
+            try:
+                bm.ask(ReplayLLM(path, name=channel), entry, channel)
+                continue  # recorded already
+            except (CassetteMiss, FileNotFoundError):
+                pass
             start = time.perf_counter()
             calls, problem = bm.ask(llm, entry, channel)
             right, why = bfcl.match(entry, calls) if not problem else (("irrelevance" in entry.category), problem)
@@ -52,11 +59,26 @@ def record_bfcl() -> None:
                   f"{time.perf_counter() - start:5.1f} s  {why[:60]}", flush=True)
 
 
+def merge() -> None:
+    """The three channels' parts as the notebook's one cassette: the first part's stamp, then every call."""
+    from agentkit.replay import cassette_path
+
+    lines, stamp = [], None
+    for channel in bm.CHANNELS:
+        for line in (PARTS / f"18-{channel}.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.startswith('{"stamp"'):
+                stamp = stamp or line
+            elif line.strip():
+                lines.append(line)
+    cassette_path(NOTEBOOK).write_text("\n".join([stamp, *lines]) + "\n", encoding="utf-8")
+    print("wrote", cassette_path(NOTEBOOK), len(lines), "calls")
+
+
 def sweep_bfcl() -> dict:
     from agentkit.replay import ReplayLLM, cassette_path
 
     entries = sample()
-    out = {"bfcl_eval": bfcl.installed_version(), "sample_per_category": SAMPLE, "categories": {}}
+    out = {"bfcl_eval": bfcl.installed_version(), "sample_per_category": SAMPLE, "drawn_per_category": DRAWN, "categories": {}}
     for category in bfcl.CATEGORIES:
         every = bfcl.load(category)
         row = {"entries": len(every), "oracle": sum(bfcl.score(e, bfcl.oracle(e))[0] for e in every),
@@ -88,10 +110,14 @@ def sweep_bfcl() -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["record-bfcl", "bfcl", "agentdojo"])
+    parser.add_argument("what", choices=["record-bfcl", "merge", "bfcl", "agentdojo"])
+    parser.add_argument("--channel", action="append", choices=bm.CHANNELS, help="record-bfcl: only these channels")
     args = parser.parse_args(argv)
     if args.what == "record-bfcl":
-        record_bfcl()
+        record_bfcl(args.channel or bm.CHANNELS)
+        return 0
+    if args.what == "merge":
+        merge()
         return 0
     if args.what == "bfcl":
         result, name = sweep_bfcl(), "bfcl_sweep.json"
