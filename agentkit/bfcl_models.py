@@ -189,7 +189,8 @@ def bfcl_server():
 
 
 def local_client(channel: str) -> OpenAIChatLLM:
-    """The live SmolLM2 client for `channel` (AP_MODE=local)."""
+    """The live SmolLM2 client for `channel` (AP_MODE=local). A reply of MAX_TOKENS on a busy 2-core machine took
+    up to three minutes, and a retry would start it again: a long timeout, no retries."""
     from .local import MODEL_ID
 
-    return GrammarLLM(api_key="local", base_url=bfcl_server().base_url, model=MODEL_ID)
+    return GrammarLLM(api_key="local", base_url=bfcl_server().base_url, model=MODEL_ID, timeout=600, max_retries=0)

@@ -37,15 +37,16 @@ WHY = {
 
 
 def pair_outcomes() -> dict:
-    """{defence: (utility, attack success)} as 1 or 0, run now."""
-    _need("running the pair", "agentdojo")
+    """{defence: (utility, attack success)} as 1 or 0, from the shipped sweep's runs of the pair (the chapter's tests
+    run the pair again through AgentDojo and compare), so the check needs neither AgentDojo nor its import time."""
+    import json
+
+    from ..data import read_text
+
     name, user, attack = PAIR
-    s = dojo.suite(name)
-    out = {}
-    for defence in ROWS:
-        run = dojo.run_pair(name, s.user_tasks[user], s.injection_tasks[attack], defence)
-        out[defence] = (int(run["utility"]), int(run["attack"]))
-    return out
+    rows = json.loads(read_text("agentdojo_sweep.json"))["suites"][name]["defences"]
+    return {defence: next((int(util), int(hit)) for u, i, util, hit, _ in rows[defence]["pairs"]
+                          if (u, i) == (user, attack)) for defence in ROWS}
 
 
 prediction("18.predict", "Four defences on one pair",
@@ -57,7 +58,7 @@ prediction("18.predict", "Four defences on one pair",
                                          "function it is, or where its arguments came from.",
                       pointer="follow section 3's runs of user_task_0: which call comes first after the injection "
                               "is read, and where each account number comes from (the request, or a tool's output).",
-                      source="the environment's state"))
+                      source="AgentDojo's verdicts on the environment's state, in data/agentdojo_sweep.json"))
 
 
 # --- 18.build: BFCL's match for one call ---------------------------------------------------------------------
