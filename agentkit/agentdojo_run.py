@@ -30,6 +30,7 @@ address the call chooses, so it counts as a send (chapter 12's open world); ever
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -186,21 +187,26 @@ def injections(suite_name: str, user_task, injection_task) -> dict:
 
     s = suite(suite_name)
     if suite_name not in _attacks:
-        _attacks[suite_name] = load_attack(ATTACK, s, _pipeline_element()(None, [], "none"))
+        attack = load_attack(ATTACK, s, _pipeline_element()(None, [], "none"))
+        # Which placeholders a user task's run shows does not depend on the injection task: found once per task.
+        attack.get_injection_candidates = functools.lru_cache(maxsize=None)(attack.get_injection_candidates)
+        _attacks[suite_name] = attack
     return _attacks[suite_name].attack(user_task, injection_task)
 
 
-def run_pair(suite_name: str, user_task, injection_task, defence: str) -> dict:
+def run_pair(suite_name: str, user_task, injection_task, defence: str, environment=None) -> dict:
     """One run: utility, attack success as AgentDojo scores it (requested calls count where its check reads the
-    calls) and as the calls that ran decide it, and the ledger."""
+    calls) and as the calls that ran decide it, and the ledger. `environment`: the suite's environment with this
+    pair's injections, loaded already (it is copied, never changed)."""
     from agentdojo.functions_runtime import FunctionsRuntime
     from agentdojo.task_suite.task_suite import functions_stack_trace_from_messages, model_output_from_messages
 
     if defence not in DEFENCES:
         raise ValueError(f"defence must be one of {', '.join(DEFENCES)}, got {defence!r}")
     s = suite(suite_name)
-    injected = injections(suite_name, user_task, injection_task) if injection_task else {}
-    env = user_task.init_environment(s.load_and_inject_default_environment(injected))
+    if environment is None:
+        environment = load_environment(suite_name, user_task, injection_task)
+    env = user_task.init_environment(environment.model_copy(deep=True))
     before = env.model_copy(deep=True)
     agent = _pipeline_element()(user_task, [injection_task] if injection_task else [], defence)
     _, _, after, messages, _ = agent.query(user_task.PROMPT, FunctionsRuntime(s.tools), env)
@@ -214,14 +220,29 @@ def run_pair(suite_name: str, user_task, injection_task, defence: str) -> dict:
     return row
 
 
-def run_suite(suite_name: str, defence: str, user_tasks=None, injection_tasks=None) -> dict:
-    """Every (user task, injection task) pair of a suite, and every user task without an attack."""
+def load_environment(suite_name: str, user_task, injection_task):
+    """The suite's default environment with AgentDojo's attack for this pair written into it (none: no attack)."""
+    injected = injections(suite_name, user_task, injection_task) if injection_task else {}
+    return suite(suite_name).load_and_inject_default_environment(injected)
+
+
+def run_suite(suite_name: str, defences=DEFENCES, user_tasks=None, injection_tasks=None) -> dict:
+    """{defence: every (user task, injection task) pair of a suite, and every user task without an attack}.
+    Each pair's environment is loaded once and copied for every defence."""
     s = suite(suite_name)
     users = [s.user_tasks[t] for t in (user_tasks or s.user_tasks)]
     attacks = [s.injection_tasks[t] for t in (injection_tasks or s.injection_tasks)]
-    clean = [run_pair(suite_name, u, None, defence)["utility"] for u in users]
-    pairs = [(u.ID, i.ID, run_pair(suite_name, u, i, defence)) for u in users for i in attacks]
-    return {"clean": clean, "pairs": [(u, i, r["utility"], r["attack"], r["attack_ran"]) for u, i, r in pairs]}
+    out = {d: {"clean": [], "pairs": []} for d in defences}
+    for u in users:
+        for i in [None, *attacks]:
+            environment = load_environment(suite_name, u, i)
+            for d in defences:
+                r = run_pair(suite_name, u, i, d, environment)
+                if i is None:
+                    out[d]["clean"].append(r["utility"])
+                else:
+                    out[d]["pairs"].append((u.ID, i.ID, r["utility"], r["attack"], r["attack_ran"]))
+    return out
 
 
 def summary(result: dict) -> dict:
@@ -243,8 +264,7 @@ def sweep(progress: bool = False) -> dict:
     for name in SUITES:
         s = suite(name)
         out["suites"][name] = {"tools": {t.name: effect(t.name) for t in s.tools}, "defences": {}}
-        for defence in DEFENCES:
-            result = run_suite(name, defence)
+        for defence, result in run_suite(name).items():
             out["suites"][name]["defences"][defence] = dict(summary(result), pairs=result["pairs"],
                                                             clean=result["clean"])
             if progress:
