@@ -20,21 +20,29 @@ def _sweep(name: str) -> dict:
     return json.loads(read_text(name))
 
 
+def _verdicts(category: str, source: str) -> list[tuple]:
+    """[(entry id, right, reply)] for one category answered by one source."""
+    from .. import bfcl
+
+    if source.startswith("SmolLM2"):
+        row = _sweep("bfcl_sweep.json")["categories"][category]["smollm2"][source.split()[1]]
+        return [(v["id"], v["right"], v["reply"]) for v in row["verdicts"]]
+    replies = [(e, bfcl.oracle(e) if source == "oracle" else bfcl.corrupt(e, source)) for e in bfcl.load(category)]
+    return [(e.id, bfcl.score(e, reply)[0], reply) for e, reply in replies]
+
+
 def show_bfcl(category: str = "simple_python", source: str = "SmolLM2 grammar") -> tuple[int, int]:
-    """Print one category's verdicts for one source; return (right, entries)."""
+    """Print one category's verdicts for one source and draw it beside the oracle and SmolLM2's channels;
+    return (right, entries)."""
+    import matplotlib.pyplot as plt
+
     from .. import bfcl
 
     if category not in bfcl.CATEGORIES:
         raise ValueError(f"category must be one of {', '.join(bfcl.CATEGORIES)}, got {category!r}")
     if source not in SOURCES:
         raise ValueError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
-    if source.startswith("SmolLM2"):
-        row = _sweep("bfcl_sweep.json")["categories"][category]["smollm2"][source.split()[1]]
-        verdicts = [(v["id"], v["right"], v["reply"]) for v in row["verdicts"]]
-    else:
-        entries = bfcl.load(category)
-        replies = [(e, bfcl.oracle(e) if source == "oracle" else bfcl.corrupt(e, source)) for e in entries]
-        verdicts = [(e.id, bfcl.score(e, reply)[0], reply) for e, reply in replies]
+    verdicts = _verdicts(category, source)
     k, n = sum(v[1] for v in verdicts), len(verdicts)
     low, high = bfcl.interval(k, n)
     print(f"BFCL {category}, {source}: {k} of {n} right, 95% interval {low:.0%} to {high:.0%}")
@@ -42,6 +50,18 @@ def show_bfcl(category: str = "simple_python", source: str = "SmolLM2 grammar") 
         print(f"  {'right' if right else 'wrong':5}  {entry_id:22} {' '.join(reply.split())[:90]}")
     if n > 6:
         print(f"  ... and {n - 6} more")
+    shown = list(dict.fromkeys(["oracle", source, "SmolLM2 text", "SmolLM2 native", "SmolLM2 grammar"]))
+    fig, ax = plt.subplots(figsize=(6, 2.8))
+    for x, name in enumerate(shown):
+        rows = verdicts if name == source else _verdicts(category, name)
+        right, total = sum(v[1] for v in rows), len(rows)
+        lo, hi = bfcl.interval(right, total)
+        ax.bar(x, right / total, yerr=[[right / total - lo], [hi - right / total]], capsize=3,
+               color="tab:orange" if name == source else "tab:blue")
+        ax.text(x, 0.02, f"{right}/{total}", ha="center", fontsize=8, color="white")
+    ax.set_xticks(range(len(shown)), [name.replace("SmolLM2 ", "SmolLM2\n") for name in shown], fontsize=7)
+    ax.set(ylim=(0, 1.05), ylabel="right", title=f"BFCL {category}, with 95% intervals")
+    plt.show()
     return k, n
 
 
