@@ -255,13 +255,13 @@ def summary(result: dict) -> dict:
             "attack_success": rate([p[3] for p in pairs]), "attack_success_ran": rate([p[4] for p in pairs])}
 
 
-def sweep(progress: bool = False) -> dict:
+def sweep(progress: bool = False, suites=SUITES) -> dict:
     """Every suite under every defence (what data/agentdojo_sweep.json holds)."""
     from importlib.metadata import version
 
     out = {"agentdojo": version("agentdojo"), "benchmark_version": BENCHMARK_VERSION, "attack": ATTACK,
            "suites": {}}
-    for name in SUITES:
+    for name in suites:
         s = suite(name)
         out["suites"][name] = {"tools": {t.name: effect(t.name) for t in s.tools}, "defences": {}}
         for defence, result in run_suite(name).items():

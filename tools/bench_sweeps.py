@@ -7,7 +7,8 @@
     python tools/bench_sweeps.py bfcl          # data/bfcl_sweep.json: the recording scored, the oracle, the
                                                # corruptions and the agreement with bfcl-eval's checker
     python tools/bench_sweeps.py agentdojo     # data/agentdojo_sweep.json: the scripted agent through every
-                                               # suite, every attack pair, every defence (a few minutes)
+                                               # suite, every attack pair, every defence (minutes; or one suite per
+                                               # process with --suite NAME, then --merge)
 
 Needs the benchmarks extra (requirements-benchmarks.txt and requirements-benchmarks-nodeps.txt).
 """
@@ -63,12 +64,13 @@ def merge() -> None:
     """The three channels' parts as the notebook's one cassette: the first part's stamp, then every call."""
     from agentkit.replay import cassette_path
 
+    asked = {bm.text_messages(e)[1]["content"] for e in sample()}  # calls of entries no longer sampled are left out
     lines, stamp = [], None
     for channel in bm.CHANNELS:
         for line in (PARTS / f"18-{channel}.jsonl").read_text(encoding="utf-8").splitlines():
             if line.startswith('{"stamp"'):
                 stamp = stamp or line
-            elif line.strip():
+            elif line.strip() and json.loads(line)["request"]["messages"][-1]["content"] in asked:
                 lines.append(line)
     cassette_path(NOTEBOOK).write_text("\n".join([stamp, *lines]) + "\n", encoding="utf-8")
     print("wrote", cassette_path(NOTEBOOK), len(lines), "calls")
@@ -78,7 +80,8 @@ def sweep_bfcl() -> dict:
     from agentkit.replay import ReplayLLM, cassette_path
 
     entries = sample()
-    out = {"bfcl_eval": bfcl.installed_version(), "sample_per_category": SAMPLE, "drawn_per_category": DRAWN, "categories": {}}
+    out = {"bfcl_eval": bfcl.installed_version(), "sample_per_category": SAMPLE, "drawn_per_category": DRAWN,
+           "categories": {}}
     for category in bfcl.CATEGORIES:
         every = bfcl.load(category)
         row = {"entries": len(every), "oracle": sum(bfcl.score(e, bfcl.oracle(e))[0] for e in every),
@@ -112,6 +115,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["record-bfcl", "merge", "bfcl", "agentdojo"])
     parser.add_argument("--channel", action="append", choices=bm.CHANNELS, help="record-bfcl: only these channels")
+    parser.add_argument("--suite", help="agentdojo: only this suite, into build/record/agentdojo-<suite>.json")
+    parser.add_argument("--merge", action="store_true", help="agentdojo: join the four suites' parts")
     args = parser.parse_args(argv)
     if args.what == "record-bfcl":
         record_bfcl(args.channel or bm.CHANNELS)
@@ -121,6 +126,17 @@ def main(argv=None) -> int:
         return 0
     if args.what == "bfcl":
         result, name = sweep_bfcl(), "bfcl_sweep.json"
+    elif args.suite:  # one suite into build/record/ (several can run side by side); --merge joins them
+        from agentkit.agentdojo_run import sweep
+        PARTS.mkdir(parents=True, exist_ok=True)
+        part = PARTS / f"agentdojo-{args.suite}.json"
+        part.write_text(json.dumps(sweep(progress=True, suites=(args.suite,))), encoding="utf-8")
+        print("wrote", part)
+        return 0
+    elif args.merge:
+        from agentkit.agentdojo_run import SUITES
+        parts = [json.loads((PARTS / f"agentdojo-{s}.json").read_text(encoding="utf-8")) for s in SUITES]
+        result, name = dict(parts[0], suites={s: p["suites"][s] for s, p in zip(SUITES, parts)}), "agentdojo_sweep.json"
     else:
         from agentkit.agentdojo_run import sweep
         result, name = sweep(progress=True), "agentdojo_sweep.json"
