@@ -249,7 +249,10 @@ def test_the_shipped_agentdojo_sweep_holds_every_suite_and_defence_with_consiste
         for r in rows["defences"].values():
             assert r["attack_success"]["k"] == sum(p[3] for p in r["pairs"])
             assert r["attack_success_ran"]["k"] <= r["attack_success"]["k"]  # a call that ran was also requested
-        assert rows["defences"]["none"]["attack_success"]["rate"] > 0.9  # the agent obeys what it reads
+        d = rows["defences"]
+        assert d["none"]["attack_success"]["rate"] > 0.8  # the agent obeys what it reads
+        assert d["spotlighting"]["pairs"] == d["none"]["pairs"]  # a prompt it does not heed changes nothing
+        assert d["taint_gate"]["attack_success_ran"]["k"] == 0  # no side effect ran after untrusted output
 
 
 # --- exercises ---------------------------------------------------------------------------------------------------

@@ -15,6 +15,11 @@ SOURCES = ("oracle", "wrong function", "missing argument", "wrong type", "extra 
            "SmolLM2 text", "SmolLM2 native", "SmolLM2 grammar")
 
 
+def _spread(rate: float, interval) -> list:
+    """An interval as matplotlib's error bars want it: distances below and above, never negative (rounding)."""
+    return [[max(0.0, rate - interval[0])], [max(0.0, interval[1] - rate)]]
+
+
 def _sweep(name: str) -> dict:
     from ..data import read_text
     return json.loads(read_text(name))
@@ -56,7 +61,7 @@ def show_bfcl(category: str = "simple_python", source: str = "SmolLM2 grammar") 
         rows = verdicts if name == source else _verdicts(category, name)
         right, total = sum(v[1] for v in rows), len(rows)
         lo, hi = bfcl.interval(right, total)
-        ax.bar(x, right / total, yerr=[[right / total - lo], [hi - right / total]], capsize=3,
+        ax.bar(x, right / total, yerr=_spread(right / total, (lo, hi)), capsize=3,
                color="tab:orange" if name == source else "tab:blue")
         ax.text(x, 0.02, f"{right}/{total}", ha="center", fontsize=8, color="white")
     ax.set_xticks(range(len(shown)), [name.replace("SmolLM2 ", "SmolLM2\n") for name in shown], fontsize=7)
@@ -85,8 +90,8 @@ def show_agentdojo(suite: str = "banking", defence: str = "provenance") -> dict:
         print(f"{name:22}{r['utility']['rate']:>10.0%}{r['utility_under_attack']['rate']:>14.0%}"
               f"{r['attack_success']['rate']:>16.0%}{mark}")
         x, y = r["attack_success"], r["utility_under_attack"]
-        ax.errorbar(x["rate"], y["rate"], xerr=[[x["rate"] - x["interval"][0]], [x["interval"][1] - x["rate"]]],
-                    yerr=[[y["rate"] - y["interval"][0]], [y["interval"][1] - y["rate"]]], fmt="o",
+        ax.errorbar(x["rate"], y["rate"], xerr=_spread(x["rate"], x["interval"]), yerr=_spread(y["rate"], y["interval"]),
+                    fmt="o",
                     ms=9 if name == defence else 5, capsize=2, label=name)
     ax.set(xlabel="attack success", ylabel="utility under attack", xlim=(-0.05, 1.05), ylim=(-0.05, 1.05),
            title=f"AgentDojo {suite}: better is up and to the left")
