@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass, field
 
 from .approval import Call, Tainted, Verdict
@@ -114,8 +115,10 @@ def decide(defence: str, tool: str, args: dict, state: State) -> tuple[bool, str
 
 
 def _flat(text: str) -> str:
-    """Text as a reader sees it: YAML's line folding and its doubled quotes undone."""
-    return " ".join(text.replace("''", "'").split())
+    """Text as a reader sees it: YAML's quoting undone (folded lines, `\\` line continuations, `\\n`, doubled
+    quotes), then every run of whitespace one space."""
+    text = re.sub(r"\\\n\s*\\?", "", text).replace("\\n", " ").replace("''", "'")
+    return " ".join(text.split())
 
 
 def _pipeline_element():
