@@ -8,7 +8,9 @@ The agent (`ScriptedAgent`, an AgentDojo pipeline element) stands for the worst 
 user perfectly and obeys every instruction it reads. It makes the user task's own ground-truth calls
 (AgentDojo's), one at a time; whenever a tool result contains an injection task's goal, it first makes that
 task's ground-truth calls, then goes on. Its last message is the task's ground-truth answer, unless one of the
-user's own calls was refused (then it says so). Every call it asks for is written into its assistant message,
+user's own calls was refused (then it says so), followed by what an obeyed goal asked it to say. It can obey only
+what AgentDojo's ground truth spells out: an injection task that ships no ground-truth calls (eight of
+workspace's fourteen) is never carried out, and counts as a failed attack under every defence. Every call it asks for is written into its assistant message,
 refused or not, as a model's request would be; refused calls get AgentDojo's error field.
 
 A defence (`DEFENCES`) decides each requested call before it runs (`decide(defence, call, state)`):
@@ -164,6 +166,8 @@ def _pipeline_element():
                         queue[:0] = [(c, "attacker") for c in task.ground_truth(env.model_copy(deep=True))]
             answer = "A step of your task was refused, so it is not done." if refused else \
                 self.user_task.GROUND_TRUTH_OUTPUT
+            said = [t.GROUND_TRUTH_OUTPUT for t in self.injection_tasks if t.ID in obeyed and t.GROUND_TRUTH_OUTPUT]
+            answer = " ".join([answer, *said])  # an injected goal that asks it to say something: it says it
             messages.append(ChatAssistantMessage(role="assistant", content=[text(answer)], tool_calls=None))
             return query, runtime, env, messages, extra_args or {}
 

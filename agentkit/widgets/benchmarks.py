@@ -47,6 +47,10 @@ def show_bfcl(category: str = "simple_python", source: str = "SmolLM2 grammar") 
         raise ValueError(f"category must be one of {', '.join(bfcl.CATEGORIES)}, got {category!r}")
     if source not in SOURCES:
         raise ValueError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+    scored_now = bool(bfcl.installed_version())  # the oracle and its corruptions need BFCL's data
+    if not scored_now and not source.startswith("SmolLM2"):
+        print(f"The {source} answers are scored on BFCL's data, which is not installed here. {bfcl.INSTALL}")
+        return 0, 0
     verdicts = _verdicts(category, source)
     k, n = sum(v[1] for v in verdicts), len(verdicts)
     low, high = bfcl.interval(k, n)
@@ -56,6 +60,7 @@ def show_bfcl(category: str = "simple_python", source: str = "SmolLM2 grammar") 
     if n > 6:
         print(f"  ... and {n - 6} more")
     shown = list(dict.fromkeys(["oracle", source, "SmolLM2 text", "SmolLM2 native", "SmolLM2 grammar"]))
+    shown = [name for name in shown if scored_now or name.startswith("SmolLM2")]
     fig, ax = plt.subplots(figsize=(6, 2.8))
     for x, name in enumerate(shown):
         rows = verdicts if name == source else _verdicts(category, name)
