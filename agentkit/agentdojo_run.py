@@ -10,7 +10,8 @@ user perfectly and obeys every instruction it reads. It makes the user task's ow
 task's ground-truth calls, then goes on. Its last message is the task's ground-truth answer, unless one of the
 user's own calls was refused (then it says so), followed by what an obeyed goal asked it to say. It can obey only
 what AgentDojo's ground truth spells out: an injection task that ships no ground-truth calls (eight of
-workspace's fourteen) is never carried out, and counts as a failed attack under every defence. Every call it asks for is written into its assistant message,
+workspace's fourteen) is never carried out, and counts as a failed attack under every defence.
+Every call it asks for is written into its assistant message,
 refused or not, as a model's request would be; refused calls get AgentDojo's error field.
 
 A defence (`DEFENCES`) decides each requested call before it runs (`decide(defence, call, state)`):

@@ -134,18 +134,10 @@ class GrammarLLM(OpenAIChatLLM):
 
     grammar = ""
 
-    def _complete(self, messages, temperature):
-        if not self.grammar:
-            return super()._complete(messages, temperature)
-        response = self._request(self.client.chat.completions.create, messages=messages, temperature=temperature,
-                                 extra_body={"grammar": self.grammar})
-        try:
-            reply = response.choices[0].message.content
-            if not isinstance(reply, str):
-                raise TypeError(f"message content is {type(reply).__name__}")
-        except (AttributeError, IndexError, TypeError) as e:
-            raise self._fail(f"Malformed response, no message text ({e}): {str(response)[:200]}") from e
-        return reply, self._usage(messages, reply, getattr(response, "usage", None))
+    def _request(self, create, **kwargs):
+        if self.grammar:
+            kwargs["extra_body"] = {"grammar": self.grammar}
+        return super()._request(create, **kwargs)
 
 
 def _innermost(llm):

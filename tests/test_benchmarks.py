@@ -165,20 +165,20 @@ def test_each_channel_sends_the_functions_and_reads_the_calls():
 
 
 def test_the_grammar_is_sent_only_with_its_call():
+    from types import SimpleNamespace
+
     sent = []
 
-    class Grammar(bm.GrammarLLM):
-        def __init__(self):
-            LedgerLLM.__init__(self)
+    def create(**kwargs):  # the openai SDK's endpoint, answering as llama.cpp would
+        sent.append(kwargs.get("extra_body"))
+        message = SimpleNamespace(content="[]")
+        return SimpleNamespace(choices=[SimpleNamespace(message=message)], usage=None)
 
-        def _complete(self, messages, temperature):
-            sent.append(self.grammar)
-            return "[]", {"prompt_tokens": 1, "completion_tokens": 1}
-
-    llm, e = Grammar(), entry()
-    bm.ask(llm, e, "grammar")
+    llm, e = bm.GrammarLLM(api_key="local", base_url="http://127.0.0.1:9/v1", model="m"), entry()
+    llm.client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    assert bm.ask(llm, e, "grammar") == ([], "")
     bm.ask(llm, e, "text")
-    assert sent[0] == bm.grammar(e) and sent[1] == "" and llm.grammar == ""
+    assert sent == [{"grammar": bm.grammar(e)}, None] and llm.grammar == ""
 
 
 def test_the_grammar_names_the_functions_their_parameters_and_allows_no_call():

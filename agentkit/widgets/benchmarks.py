@@ -95,8 +95,8 @@ def show_agentdojo(suite: str = "banking", defence: str = "provenance") -> dict:
         print(f"{name:22}{r['utility']['rate']:>10.0%}{r['utility_under_attack']['rate']:>14.0%}"
               f"{r['attack_success']['rate']:>16.0%}{mark}")
         x, y = r["attack_success"], r["utility_under_attack"]
-        ax.errorbar(x["rate"], y["rate"], xerr=_spread(x["rate"], x["interval"]), yerr=_spread(y["rate"], y["interval"]),
-                    fmt="o",
+        ax.errorbar(x["rate"], y["rate"], xerr=_spread(x["rate"], x["interval"]),
+                    yerr=_spread(y["rate"], y["interval"]), fmt="o",
                     ms=9 if name == defence else 5, capsize=2, label=name)
     ax.set(xlabel="attack success", ylabel="utility under attack", xlim=(-0.05, 1.05), ylim=(-0.05, 1.05),
            title=f"AgentDojo {suite}: better is up and to the left")
