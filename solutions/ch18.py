@@ -51,5 +51,5 @@ def match_one(function, call, accepted):
 reply = "calculate_circumference(radius=4, unit='i.n-c_h*es')"
 
 # 18.q1 — b: the taint rule knows only that something untrusted was read, so it refuses the user's own actions too.
-# 18.q2 — b: five entries give a wide interval, and the leaderboard's figure was made another way.
-SOLUTIONS = {"18.predict": prediction, "18.build": match_one, "18.break": reply, "18.q1": "b", "18.q2": "b"}
+# 18.q2 — a: five entries give a wide interval, and the leaderboard's figure was made another way.
+SOLUTIONS = {"18.predict": prediction, "18.build": match_one, "18.break": reply, "18.q1": "b", "18.q2": "a"}

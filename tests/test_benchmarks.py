@@ -297,7 +297,7 @@ WRONG = [
     ("18.break", "calculate_circumference(radius=4, unit='INCHES')", "find what the comparison drops"),
     ("18.break", "calculate_circumference(radius=4, unit='cm')", "start from a right reply"),
     ("18.q1", "a", "Reads run under the taint gate"),
-    ("18.q2", "a", "Five entries give an interval"),
+    ("18.q2", "b", "Five entries give an interval"),
 ]
 
 

@@ -246,13 +246,13 @@ question("18.q1", "Chapter 12's taint gate took attack success to about zero on 
 
 question("18.q2", "SmolLM2 through the grammar channel got a few of five simple_python entries right here. A "
                   "leaderboard lists another model at 60% on that category. What do the two numbers tell you?", {
-    "a": ("The other model is better at simple function calls than SmolLM2 by the difference of the two scores.",
-          False, "five entries give an interval tens of points wide, and the two were scored with different "
-                 "prompts, handlers and entries: the difference is not a measured gap."),
-    "b": ("Little about the two models side by side: our five-entry score has a wide interval, and the leaderboard's "
+    "a": ("Little about the two models side by side: our five-entry score has a wide interval, and the leaderboard's "
           "figure comes from another prompt, another handler and the whole category.", True,
           "section 4: a score is a proportion with an interval; and section 2 lists what differs between our "
           "run and BFCL's."),
+    "b": ("The other model is better at simple function calls than SmolLM2 by the difference of the two scores.",
+          False, "five entries give an interval tens of points wide, and the two were scored with different "
+                 "prompts, handlers and entries: the difference is not a measured gap."),
     "c": ("SmolLM2's true score on the category is exactly what we measured, since BFCL is deterministic.", False,
           "the checker is deterministic; the sample is not the category: another five entries give another score."),
     "d": ("Nothing at all, since BFCL's leaderboard averages several categories.", False,
