@@ -3,7 +3,6 @@ BFCL's grader through its string comparison, two questions. They need the benchm
 from __future__ import annotations
 
 import copy
-import re
 from contextlib import contextmanager
 
 from .. import agentdojo_run as dojo
