@@ -26,8 +26,10 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml tools/install.p
 	touch $(STAMP)
 
 # The test tools, only when make test first needs them: make lab does without. So is chapter 16's bridge
-# (LangGraph, smolagents, OpenTelemetry: requirements-bridge.txt), which the test command runs.
-$(TEST_STAMP): requirements-test.txt requirements-bridge.txt requirements-bridge-3.15.txt $(STAMP)
+# (LangGraph, smolagents, OpenTelemetry: requirements-bridge.txt), which the test command runs, and chapter 18's
+# benchmarks (AgentDojo and BFCL: requirements-benchmarks*.txt).
+$(TEST_STAMP): requirements-test.txt requirements-bridge.txt requirements-bridge-3.15.txt requirements-benchmarks.txt \
+               requirements-benchmarks-nodeps.txt $(STAMP)
 	$(PY) tools/install.py --test-tools
 	touch $(TEST_STAMP)
 

