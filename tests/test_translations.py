@@ -24,7 +24,6 @@ import translate  # noqa: E402
 NOT_YET_TRANSLATED = {
     "02_react",
     "11_real_models_and_tool_calling",
-    "16_frameworks_and_traces",
 }
 
 ENGLISH = translate.english_notebooks()
