@@ -25,7 +25,6 @@ NOT_YET_TRANSLATED = {
     "18_public_benchmarks",
     "02_react",
     "11_real_models_and_tool_calling",
-    "16_frameworks_and_traces",
 }
 
 ENGLISH = translate.english_notebooks()
