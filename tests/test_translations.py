@@ -23,8 +23,6 @@ import translate  # noqa: E402
 # translation file whose every cell is current.
 NOT_YET_TRANSLATED = {
     "18_public_benchmarks",
-    "02_react",
-    "11_real_models_and_tool_calling",
 }
 
 ENGLISH = translate.english_notebooks()
