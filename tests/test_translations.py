@@ -21,9 +21,7 @@ import translate  # noqa: E402
 
 # Chapters whose Chinese edition is still being written. The list may only shrink: a chapter leaves it with a
 # translation file whose every cell is current.
-NOT_YET_TRANSLATED = {
-    "18_public_benchmarks",
-}
+NOT_YET_TRANSLATED: set[str] = set()
 
 ENGLISH = translate.english_notebooks()
 TRANSLATED = [nb for nb in ENGLISH if translate.translation_file(nb).exists()]
