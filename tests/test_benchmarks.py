@@ -1,5 +1,6 @@
 """Chapter 18: BFCL's match (on entries written here, then on the installed data against bfcl-eval's own checker),
-the three channels' requests, the grammar, and AgentDojo's defences (their rules here, one pair through AgentDojo)."""
+the three channels' requests, the grammar, AgentDojo's defences (their rules here, pairs through AgentDojo), AgentDojo
+imported without its vendor SDKs (agentkit.agentdojo_import), and samples of both shipped sweeps recomputed."""
 from __future__ import annotations
 
 import json
@@ -282,8 +283,8 @@ def shipped_agentdojo_sweep() -> dict:
 @pytest.mark.parametrize("suite_name", ["workspace", "banking", "slack"])  # travel's: ~50 ms a run to copy its world
 def test_a_sample_of_the_shipped_agentdojo_sweep_is_what_agentdojo_says_now(suite_name):
     """The first pair whose attack provenance lets through (banking has none: the first), and its user task without
-    an attack, under every defence: the shipped rows are a live run's. Travel's rows are held to the same rules
-    as the others' by the test below."""
+    an attack, under every defence: the shipped rows are a live run's. Travel's rows are held to the same rules as
+    the others' by test_the_shipped_agentdojo_sweep_holds_every_suite_and_defence_with_consistent_rates."""
     rows = shipped_agentdojo_sweep()["suites"][suite_name]["defences"]
     user_id, attack_id, *_ = next((p for p in rows["provenance"]["pairs"] if p[4]), rows["provenance"]["pairs"][0])
     s = dojo.suite(suite_name)
@@ -369,18 +370,19 @@ def test_a_deferred_module_runs_its_file_only_when_a_name_it_lacks_is_asked_for(
 
     folder = tmp_path / "pipeline_like"
     folder.mkdir()
-    (folder / "__init__.py").write_text("import sys\nsys.RAN_INIT = True\nfrom pipeline_like.part import VALUE\n")
+    (folder / "__init__.py").write_text("RAN = True\nfrom pipeline_like.part import VALUE\n")
     (folder / "part.py").write_text("VALUE = 42\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delattr(sys, "RAN_INIT", raising=False)
     package = _deferred("pipeline_like", folder / "__init__.py", folder, GIVEN=1)
-    monkeypatch.setitem(sys.modules, "pipeline_like", package)
-    monkeypatch.delitem(sys.modules, "pipeline_like.part", raising=False)
-    from pipeline_like.part import VALUE  # a submodule imports from the folder; the package's file stays unrun
-    assert VALUE == 42 and package.GIVEN == 1 and not hasattr(package, "__wrapped__")
-    assert not hasattr(sys, "RAN_INIT")
-    from pipeline_like import VALUE as again  # a name it lacks: its own file runs, once
-    assert again == 42 and sys.RAN_INIT and "__getattr__" not in vars(package)
+    sys.modules["pipeline_like"] = package
+    try:
+        from pipeline_like.part import VALUE  # a submodule imports from the folder; the package's file stays unrun
+        assert VALUE == 42 and package.GIVEN == 1 and not hasattr(package, "__wrapped__")
+        assert "RAN" not in vars(package)
+        from pipeline_like import VALUE as again  # a name it lacks: its own file runs, once
+        assert again == 42 and package.RAN and "__getattr__" not in vars(package)
+    finally:
+        sys.modules.pop("pipeline_like", None), sys.modules.pop("pipeline_like.part", None)
 
 
 def test_where_agentdojos_files_differ_the_plain_import_is_used(tmp_path, monkeypatch):
