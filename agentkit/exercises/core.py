@@ -4,44 +4,32 @@ check() on it; each chapter's module registers its exercises here."""
 from __future__ import annotations
 
 import importlib
-import random
 import reprlib
-import time
-import traceback
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .deadline import TimeUp, time_limit
+from .boundary import (  # noqa: F401 - chapters import these from here (and from the package)
+    FIELD_CHARS, Fail, Forbidden, NotDone, NotPlain, _Now, _raised, call, cases, learner_code, note, plain, reference,
+)
 
 CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16"]
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
+SHOWN = "shown"  # right, after the answer was shown: progress keeps it apart from solved
 TIME_LIMIT_S = 10.0  # your code's time in one check, over all its cases (the check's own code is not counted)
 REVEAL_AFTER = 3  # wrong predictions before the true numbers are shown unasked
-FIELD_CHARS = 600  # each line of feedback: an exception's message or a returned value can be any length
-
-
-class Fail(Exception):
-    """Raised inside a checker: the case, what was expected, what the learner's code did, and a hint."""
-
-    def __init__(self, case: str, expected: str, got: str, hint: str) -> None:
-        super().__init__(case)
-        self.case, self.expected, self.got, self.hint = case, expected, got, hint
-
-
-class NotDone(Exception):
-    """Raised inside a checker when the answer is still the stub."""
 
 
 @dataclass
 class Verdict:
-    """What one check said: `status` is "correct", "wrong", NOT_DONE or "unknown" (no such id); `text` is the feedback."""
+    """What one check said: `status` is "correct", "wrong", NOT_DONE, SHOWN (right, after the answer was shown),
+    "unknown" (no such id) or "refused" (check() called from code a check was running); `text` is the feedback;
+    `path` says where the learner's code ran: "fork" (a child process) or "in-process"."""
 
     exercise: str
     status: str
     text: str
+    path: str = ""
 
     @property
     def ok(self) -> bool:
@@ -59,6 +47,20 @@ class Exercise:
     task: str  # one line: what to hand in
     checker: Callable[[Any], str]  # returns the success message, or raises Fail / NotDone
     time_limit: Optional[float] = None  # seconds for the learner's code over the whole check; None: TIME_LIMIT_S
+    forbid: tuple = ()  # "module:function" of the package that the learner builds: a call of one fails the check
+    warm: Optional[Callable[[], Any]] = None  # the check's own preparation, run in the kernel before a fork
+    fork: bool = True  # False: always in-process (a check that needs the kernel's own state)
+
+    def forbidden(self) -> tuple:
+        """(function, dotted name) of each name in `forbid`."""
+        found = []
+        for name in self.forbid:
+            module, _, qualname = name.partition(":")
+            target = importlib.import_module(module)
+            for part in qualname.split("."):
+                target = getattr(target, part)
+            found.append((target, f"{module}.{qualname}"))
+        return tuple(found)
 
 
 @dataclass
@@ -85,24 +87,15 @@ class _Registry:
 REGISTRY = _Registry()
 
 
-class _Now:
-    """The check that is running: its random cases, the case the learner's code is on, its time left."""
-    cases = random.Random(0)
-    case = "your answer"
-    budget = TIME_LIMIT_S
-    inside = False
-
-
-def cases() -> random.Random:
-    """The running check's random source: draw unseen cases from it, never from the module `random`."""
-    return _Now.cases
-
-
-def exercise(id: str, kind: str, title: str, task: str, time_limit: Optional[float] = None):
-    """Decorator for a chapter module: register `checker(answer) -> success message`; `time_limit` replaces
-    TIME_LIMIT_S for a check whose cases are many (the capstone's)."""
+def exercise(id: str, kind: str, title: str, task: str, time_limit: Optional[float] = None, *, forbid: tuple = (),
+             warm: Optional[Callable[[], Any]] = None, fork: bool = True):
+    """Decorator for a chapter module: register `checker(answer) -> success message`. `time_limit` replaces
+    TIME_LIMIT_S for a check whose cases are many (the capstone's); `forbid` names the package's functions that
+    the learner builds ("agentkit.retrieval:reciprocal_rank_fusion"), which the learner's code may not call; `warm`
+    prepares what the check reads (imports, caches) in the kernel, once, before a forked check; fork=False runs
+    the check in the kernel's own process everywhere."""
     def register(checker):
-        REGISTRY.exercises[id] = Exercise(id, kind, title, task, checker, time_limit)
+        REGISTRY.exercises[id] = Exercise(id, kind, title, task, checker, time_limit, tuple(forbid), warm, fork)
         return checker
     return register
 
@@ -160,52 +153,6 @@ def is_stub(answer) -> bool:
     if isinstance(answer, (list, tuple)):
         return bool(answer) and all(is_stub(v) for v in answer)
     return False
-
-
-def _raised(e: BaseException) -> str:
-    """`Type: message (line N: code)`, the line being the last one of the learner's own code if it can be told."""
-    try:
-        message = str(e)
-    except Exception:  # noqa: BLE001
-        message = "<a message that cannot be shown>"
-    frames = traceback.extract_tb(e.__traceback__)
-    own = [f for f in frames if not f.filename.startswith(str(Path(__file__).resolve().parent.parent))]
-    line = (own or frames or [None])[-1]
-    where = "" if line is None else f" (line {line.lineno}" + (f": {line.line.strip()}" if line.line else "") + ")"
-    return f"{type(e).__name__}: {message[:FIELD_CHARS // 2]}{where}"
-
-
-@contextmanager
-def learner_code(case: str):
-    """Run the learner's code in this block: it names the case, and spends the check's time limit."""
-    _Now.case = case
-    if _Now.inside:  # the learner's code called back into a check: one clock is enough
-        yield
-        return
-    start, _Now.inside = time.monotonic(), True
-    try:
-        with time_limit(max(_Now.budget, 0.001)):
-            yield
-    finally:
-        _Now.inside = False
-        _Now.budget -= time.monotonic() - start
-
-
-def call(function, *args, case: str, hint: str):
-    """Call the learner's function; NotImplementedError means not done, any other exception or exit() is a Fail."""
-    try:
-        with learner_code(case):
-            return function(*args)
-    except NotImplementedError as e:
-        raise NotDone(str(e)) from None
-    except (TimeUp, KeyboardInterrupt):
-        raise
-    except SystemExit as e:
-        raise Fail(case, "an answer", f"your code called exit() ({_raised(e)})",
-                   "a check runs your function inside this kernel: return a value, never exit.") from None
-    except BaseException as e:  # noqa: BLE001 - the learner's code may raise anything; say what and where
-        raise Fail(case, "no exception", _raised(e),
-                   hint or "your code raised on this case: fix it, then check again.") from None
 
 
 def _cut(text: str, chars: int = FIELD_CHARS) -> str:
