@@ -40,7 +40,7 @@ from typing import Optional
 from . import forked
 from .core import (  # noqa: F401 - the package's surface: chapters and tests import these from here
     CHAPTERS, FIELD_CHARS, NOT_DONE, PROGRESS_FILE, REGISTRY, REVEAL_AFTER, SHOWN, TIME_LIMIT_S, Exercise, Fail,
-    Forbidden, NotDone, Question, Report, Verdict, _Now, _cut, _find, _load, _raised, _wrong, call, cases, exercise,
+    Forbidden, NotDone, NotPlain, Question, Report, Verdict, _Now, _cut, _find, _load, _raised, _wrong, call, cases, exercise,
     is_stub, learner_code, note, plain, question, reference, shown,
 )
 from .deadline import TimeUp
@@ -184,6 +184,9 @@ def _judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
         return Verdict(ex.id, NOT_DONE, f"{head}: {NOT_DONE}. {ex.task}")
     except Fail as f:
         return _wrong(ex.id, head, f)
+    except NotPlain as e:
+        return _wrong(ex.id, head, Fail("your answer", "plain values", str(e), "write the answer with numbers, "
+                                        "strings, lists, tuples and dicts, as the exercise cell's stub does."))
     except Exception as e:  # noqa: BLE001 - an answer of a shape no checker foresaw is wrong, never a crash
         return _wrong(ex.id, head, Fail(_Now.case, "the shape the exercise cell shows",
                                         f"{shown(answer, 100)}, which the check could not read ({_raised(e)})",

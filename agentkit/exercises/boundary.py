@@ -13,6 +13,7 @@ While the learner's code runs:
 """
 from __future__ import annotations
 
+import numbers
 import random
 import time
 import traceback
@@ -199,7 +200,7 @@ def call(function, *args, case: str, hint: str):
 
 
 class NotPlain(ValueError):
-    """A returned value the check will not handle: an object of the notebook's own class, or too deep."""
+    """A returned value the check will not handle: an object of a class from outside the package, or too deep."""
 
 
 _ATOMS = {bool, int, float, complex, str, bytes, type(None), type(Ellipsis), range}
@@ -232,7 +233,11 @@ def plain(value, depth: int = 0):
             if len(items) > MAX_ITEMS:
                 raise NotPlain(f"an iterator of more than {MAX_ITEMS:,} items")
         return items
-    if kind.__module__ == "__main__":
-        raise NotPlain(f"an object of {kind.__name__}, a class your notebook defines: return plain values "
-                       "(numbers, strings, lists, tuples, dicts)")
-    return value
+    if isinstance(value, numbers.Integral):  # numpy's integers, say: their own conversion, under the caller's clock
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if str(getattr(kind, "__module__", "")).split(".")[0] in ("builtins", "agentkit"):
+        return value  # a function, or an object of the package's (a Runtime): no code of the learner's in it
+    raise NotPlain(f"an object of {kind.__qualname__} (from {kind.__module__}): return plain values (numbers, "
+                   "strings, lists, tuples, dicts)")
