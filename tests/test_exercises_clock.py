@@ -294,3 +294,47 @@ def test_which_path_ran_is_said(monkeypatch):
     assert check("03.fuse", right).path == "in-process"
     monkeypatch.delenv("AGENTKIT_CHECKS")
     assert check("03.fuse", right).path == ("fork" if FORK else "in-process")
+
+
+@pytest.mark.skipif(not FORK, reason="no fork here")
+def test_in_a_jupyter_kernel_the_child_never_speaks_on_the_kernels_sockets():
+    """A real ipykernel: the child's print, display() and input() come back as the cell's text (stdin is never
+    asked), nothing reaches the kernel's channels after the cell is done, and the kernel runs the next cell."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(ROOT))
+    try:
+        code = ("from agentkit.exercises import check\n"
+                "from IPython.display import display\n"
+                "def fuse(actions):\n"
+                "    print('printed in the check')\n"
+                "    display('displayed in the check')\n"
+                "    input('asked in the check')\n"
+                "check('03.fuse', fuse)\n")
+        messages = []
+        reply = client.execute_interactive(code, timeout=60, output_hook=messages.append, allow_stdin=True,
+                                           stdin_hook=lambda msg: pytest.fail(f"the child asked for input: {msg}"))
+        assert reply["content"]["status"] == "ok"
+        streams = "".join(m["content"].get("text", "") for m in messages if m["msg_type"] == "stream")
+        results = "".join(m["content"].get("data", {}).get("text/plain", "") for m in messages
+                          if m["msg_type"] in ("execute_result", "display_data"))
+        assert "printed in the check" in streams and "displayed in the check" in streams, (streams, results)
+        assert "input() cannot be answered inside a check" in results and "not yet" in results, results
+        assert not [m for m in messages if m["msg_type"] == "display_data"]  # the child's display() was text
+        time.sleep(0.3)
+        late = []
+        while True:
+            try:
+                late.append(client.get_iopub_msg(timeout=0.2))
+            except Exception:  # noqa: BLE001 - queue.Empty: nothing more came
+                break
+        assert not [m for m in late if m["msg_type"] not in ("status",)], late
+        after = []
+        again = client.execute_interactive("print(6 * 7)", timeout=30, output_hook=after.append)
+        assert again["content"]["status"] == "ok" and "42" in "".join(m["content"].get("text", "") for m in after)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent

@@ -40,7 +40,7 @@ from typing import Optional
 from . import forked
 from .core import (  # noqa: F401 - the package's surface: chapters and tests import these from here
     CHAPTERS, FIELD_CHARS, NOT_DONE, PROGRESS_FILE, REGISTRY, REVEAL_AFTER, SHOWN, TIME_LIMIT_S, Exercise, Fail,
-    Forbidden, NotDone, NotPlain, Question, Report, Verdict, _Now, _cut, _find, _load, _raised, _wrong, call, cases, exercise,
+    Forbidden, NotDone, NotPlain, Question, Report, Verdict, _Now, _cut, _find, _load, _raised, _wrong, call, cases, copied_from, exercise, words,
     is_stub, learner_code, note, plain, question, reference, shown,
 )
 from .deadline import TimeUp
@@ -100,7 +100,7 @@ def _run(ex: Exercise, answer, reveal: bool, seed: int, limit: float) -> dict:
     """The check itself, in whichever process runs it: {"status", "text", "shown", "notes"}."""
     head = f"{ex.id} {ex.title}"
     _Now.cases, _Now.case, _Now.budget, _Now.inside = random.Random(seed), "your answer", limit, False
-    _Now.running, _Now.notes, _Now.tripped = True, [], []
+    _Now.running, _Now.notes, _Now.tripped, _Now.objects = True, [], [], ex.objects
     try:
         _Now.forbid = ex.forbidden()
         verdict = _judge(ex, head, answer, reveal)
@@ -114,7 +114,7 @@ def _run(ex: Exercise, answer, reveal: bool, seed: int, limit: float) -> dict:
         verdict = _wrong(ex.id, head, Fail(_Now.case, "an answer", _raised(e),
                                            "a check runs your answer inside this kernel: return a value, never exit."))
     finally:
-        _Now.running, _Now.forbid = False, ()
+        _Now.running, _Now.forbid, _Now.objects = False, (), True
     return {"status": verdict.status, "text": _with_notes(verdict.text, _Now.notes), "shown": ex.id in REGISTRY.shown,
             "notes": list(_Now.notes)}
 

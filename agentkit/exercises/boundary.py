@@ -57,7 +57,8 @@ class _Now:
     running = False  # a check is running in this process: check() called from the learner's code is refused
     notes: list = []  # what the learner's code tried against the check (said in the verdict)
     tripped: list = []  # forbidden functions the learner's code called
-    forbid: tuple = ()  # (function, what to call it) of the running exercise
+    forbid: tuple = ()  # (function, what to call it, its module, its name there) of the running exercise
+    objects = True  # may the learner's code return objects of its own classes (Exercise.objects)?
     watch = None  # in a forked check: the parent's view of the clock (forked.py)
 
 
@@ -79,12 +80,12 @@ def note(text: str) -> None:
 
 # --- tripwires ----------------------------------------------------------------------------------------
 
-REFERENCES: list = []  # (function, name): the checks' own answers
+REFERENCES: list = []  # (function, name, None, None): the checks' own answers
 
 
 def reference(function):
     """Mark a checker function that computes expected answers: the learner's code may never call it."""
-    REFERENCES.append((function, f"{function.__module__}.{function.__qualname__}"))
+    REFERENCES.append((function, f"{function.__module__}.{function.__qualname__}", None, None))
     return function
 
 
@@ -111,16 +112,33 @@ def _tripped(name: str):
     raise Forbidden(name)
 
 
+def _stand_in(name: str):
+    def tripwire(*args, **kwargs):
+        _tripped(name)
+    return tripwire
+
+
 @contextmanager
 def _tripwires():
-    wired = [*REFERENCES, *_Now.forbid]
-    saved = [(function, function.__code__) for function, _ in wired]
-    for function, name in wired:
-        function.__code__ = _tripwire(function, name)
+    """Every forbidden function reports its calls: a Python function through its code object (every reference to
+    it sees the swap); a function in C (numpy's, say) through its module's attribute, which catches the usual
+    `np.percentile(...)`, not a name imported before the check."""
+    codes, attributes = [], []
+    for function, name, module, attr in [*REFERENCES, *_Now.forbid]:
+        if getattr(function, "__code__", None) is not None and not function.__closure__:
+            codes.append((function, function.__code__, _tripwire(function, name)))
+        elif module is not None:
+            attributes.append((module, attr, getattr(module, attr), _stand_in(name)))
+    for function, _, wire in codes:
+        function.__code__ = wire
+    for module, attr, _, wire in attributes:
+        setattr(module, attr, wire)
 
     def restore():
-        for function, code in saved:
+        for function, code, _ in codes:
             function.__code__ = code
+        for module, attr, original, _ in attributes:
+            setattr(module, attr, original)
 
     try:
         yield
@@ -237,7 +255,7 @@ def plain(value, depth: int = 0):
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
-    if str(getattr(kind, "__module__", "")).split(".")[0] in ("builtins", "agentkit"):
-        return value  # a function, or an object of the package's (a Runtime): no code of the learner's in it
+    if _Now.objects or str(getattr(kind, "__module__", "")).split(".")[0] in ("builtins", "agentkit"):
+        return value  # a function, an object of the package's (a Runtime), or one the exercise asks for
     raise NotPlain(f"an object of {kind.__qualname__} (from {kind.__module__}): return plain values (numbers, "
                    "strings, lists, tuples, dicts)")

@@ -3,8 +3,11 @@ under the check's clock (`call`, `learner_code`), and feedback cut to a length. 
 check() on it; each chapter's module registers its exercises here."""
 from __future__ import annotations
 
+import difflib
 import importlib
+import re
 import reprlib
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -50,16 +53,20 @@ class Exercise:
     forbid: tuple = ()  # "module:function" of the package that the learner builds: a call of one fails the check
     warm: Optional[Callable[[], Any]] = None  # the check's own preparation, run in the kernel before a fork
     fork: bool = True  # False: always in-process (a check that needs the kernel's own state)
+    objects: bool = True  # False: what the learner's code returns must be plain values (boundary.plain)
 
     def forbidden(self) -> tuple:
-        """(function, dotted name) of each name in `forbid`."""
+        """(function, dotted name, the object that holds it, its attribute name) of each name in `forbid`."""
         found = []
         for name in self.forbid:
             module, _, qualname = name.partition(":")
-            target = importlib.import_module(module)
-            for part in qualname.split("."):
-                target = getattr(target, part)
-            found.append((target, f"{module}.{qualname}"))
+            try:
+                owner = target = importlib.import_module(module)
+                for part in qualname.split("."):
+                    owner, target = target, getattr(target, part)
+            except (ImportError, AttributeError):  # moved by a refactor: tests/test_exercises_leaks.py names it
+                continue
+            found.append((target, f"{module}.{qualname}", owner, qualname.split(".")[-1]))
         return tuple(found)
 
 
@@ -88,14 +95,17 @@ REGISTRY = _Registry()
 
 
 def exercise(id: str, kind: str, title: str, task: str, time_limit: Optional[float] = None, *, forbid: tuple = (),
-             warm: Optional[Callable[[], Any]] = None, fork: bool = True):
+             warm: Optional[Callable[[], Any]] = None, fork: bool = True, objects: bool = True):
     """Decorator for a chapter module: register `checker(answer) -> success message`. `time_limit` replaces
     TIME_LIMIT_S for a check whose cases are many (the capstone's); `forbid` names the package's functions that
     the learner builds ("agentkit.retrieval:reciprocal_rank_fusion"), which the learner's code may not call; `warm`
     prepares what the check reads (imports, caches) in the kernel, once, before a forked check; fork=False runs
-    the check in the kernel's own process everywhere."""
+    the check in the kernel's own process everywhere; objects=False refuses what the learner's code returns unless
+    it is plain values (numbers, strings, lists, tuples, dicts: no method of the learner's then runs in the
+    checker, outside the clock), where objects=True lets an object through as it is (an agent the learner built)."""
     def register(checker):
-        REGISTRY.exercises[id] = Exercise(id, kind, title, task, checker, time_limit, tuple(forbid), warm, fork)
+        REGISTRY.exercises[id] = Exercise(id, kind, title, task, checker, time_limit, tuple(forbid), warm, fork,
+                                          objects)
         return checker
     return register
 
@@ -153,6 +163,32 @@ def is_stub(answer) -> bool:
     if isinstance(answer, (list, tuple)):
         return bool(answer) and all(is_stub(v) for v in answer)
     return False
+
+
+LABELS = {"thought", "action", "observation", "finish", "search", "calculate"}  # the protocol's words: everyone's
+
+
+def words(text) -> list:
+    """The words of a text as a copy check compares them: NFKC, case folded, punctuation and the protocol's labels
+    dropped, every number the same word ("#": a changed number is an edit, not a text of one's own)."""
+    found = re.findall(r"\w+", unicodedata.normalize("NFKC", str(text)).casefold())
+    return ["#" if w.isdigit() else w for w in found if w not in LABELS]
+
+
+def copied_from(text, printed, *, share: float = 0.7, run: int = 8):
+    """The printed text that `text` copies, whole, cut or edited, or None. Copied: most of its words come, in
+    order, from the printout (a cut, a word or a number changed), or `run` of them in a row do (a printout with
+    words of one's own around it)."""
+    mine = words(text)
+    for original in printed:
+        theirs = words(original)
+        if not mine or not theirs:
+            continue
+        blocks = difflib.SequenceMatcher(None, mine, theirs, autojunk=False).get_matching_blocks()
+        matched, longest = sum(b.size for b in blocks), max(b.size for b in blocks)
+        if (matched >= share * len(mine) and len(mine) >= min(4, len(theirs))) or longest >= min(run, len(theirs)):
+            return original
+    return None
 
 
 def _cut(text: str, chars: int = FIELD_CHARS) -> str:

@@ -31,7 +31,7 @@ class Prediction:
 
 def prediction(id: str, title: str, task: str, spec: Prediction) -> Prediction:
     """Register a predict exercise checked by `spec`; its truth is computed once per kernel (warm)."""
-    exercise(id, "predict", title, task, warm=lambda: truth_of(spec))(spec)
+    exercise(id, "predict", title, task, warm=lambda: truth_of(spec), objects=False)(spec)
     return spec
 
 

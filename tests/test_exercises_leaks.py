@@ -1,0 +1,135 @@
+"""Nothing the learner's code can read while it runs holds the expected answer (issue 42): not a calling frame,
+not a chapter module's globals, not the check's random source; and the package's own version of what an
+exercise builds, or the check's own answer, cannot be called from the answer.
+
+The finder is generic: every build exercise's worked solution runs inside a spy that, at each call, reads
+every frame above it (as `sys._getframe` lets any code do) and the globals of the chapter's module. After the
+check, what the worked solution returned for each call is the expected answer of that call. A leak is:
+- a local (or an item of a local list or tuple, or of a case tuple inside one) that equals a returned value
+  that is not a bare True/False/None/small number, at the call that returned it;
+- for answers that are bare values: one local that equals the returned value at every call, over calls whose
+  answers differ (an `expected` variable, whatever it is called);
+- a module-level table with a case tuple that holds the call's arguments and its expected answer."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from agentkit import exercises
+from agentkit.exercises import check
+
+from test_exercises_wrong import BUILD, SOLVED
+
+SPY = "spying"
+
+
+def _trivial(value) -> bool:
+    return value is None or isinstance(value, bool) or (isinstance(value, (int, float)) and abs(value) < 1000)
+
+
+def _same(a, b) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _frames():
+    """(function, local name, value) of every frame above the spy, up to check()."""
+    found, frame = [], sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_name
+        if name in ("check", "_run"):
+            break
+        for local, value in frame.f_locals.items():
+            found.append((f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{name}", local, value))
+        frame = frame.f_back
+    return found
+
+
+def spied(id):
+    solution, calls = SOLVED[id], []
+
+    def spying(*args):
+        seen = _frames()
+        out = solution(*args)
+        calls.append((args, out, seen))
+        return out
+
+    return spying, calls
+
+
+def _holds(value, out, args, depth=0):
+    """Does `value` hold `out` as an expected answer (not as one of the call's own arguments)?"""
+    if any(value is a for a in args) or depth > 2:
+        return False
+    if _same(value, out) and not any(_same(value, a) for a in args):
+        return True
+    if isinstance(value, (list, tuple)) and len(value) < 5000:
+        return any(_holds(item, out, args, depth + 1) for item in value)
+    return False
+
+
+def leaks(id, seed=5):
+    spy, calls = spied(id)
+    verdict = check(id, spy, seed=seed)
+    assert verdict.ok, verdict.text
+    found = set()
+    for args, out, seen in calls:
+        if not _trivial(out):
+            found |= {(where, local) for where, local, value in seen if _holds(value, out, args)}
+    positions = {}  # (frame, local) -> [(equal to the answer?, the answer)] at each call where it exists
+    for args, out, seen in calls:
+        for where, local, value in seen:
+            equal = _same(value, out) and not any(value is a for a in args)
+            positions.setdefault((where, local), []).append((equal, repr(out)))
+    found |= {key for key, hits in positions.items()
+              if len(hits) >= 3 and all(equal for equal, _ in hits) and len({out for _, out in hits}) > 1}
+    return sorted(found), calls
+
+
+@pytest.fixture
+def in_process(monkeypatch):
+    monkeypatch.setenv("AGENTKIT_CHECKS", "in-process")  # the spy's records must stay in this process
+
+
+@pytest.mark.parametrize("id", BUILD)
+def test_no_calling_frame_holds_the_expected_answer_while_the_learners_code_runs(id, in_process):
+    found, calls = leaks(id)
+    assert calls, "the spy was never called"
+    assert not found, f"{id}: the expected answer is readable from {found}"
+
+
+@pytest.mark.parametrize("id", BUILD)
+def test_no_module_table_holds_a_cases_expected_answer(id, in_process):
+    _, calls = leaks(id, seed=6)
+    module = importlib.import_module(f"agentkit.exercises.ch{id.split('.')[0]}")
+    tables = {name: value for name, value in vars(module).items() if isinstance(value, (list, tuple, dict))}
+    found = set()
+    for args, out, _ in calls:
+        if not args:
+            continue
+        for name, table in tables.items():
+            rows = table.values() if isinstance(table, dict) else table
+            for row in rows:
+                items = row if isinstance(row, (list, tuple)) else ()
+                flat = [x for item in items for x in (item if isinstance(item, tuple) else (item,))]
+                if any(_same(x, args[0]) for x in flat) and any(_same(x, out) for x in items if x is not args[0]):
+                    if not _trivial(out) or len(items) >= 3:
+                        found.add(name)
+    assert not found, f"{id}: module tables hold cases with their answers: {found}"
+
+
+def test_the_checks_random_source_is_a_decoy_while_the_learners_code_runs(in_process):
+    from agentkit.exercises import boundary, cases
+
+    seen = []
+
+    def reads(record, provider):
+        seen.append(cases())
+        return SOLVED["16.span"](record, provider)
+
+    assert check("16.span", reads, seed=3).ok
+    assert seen and all(source is boundary._DECOY for source in seen)
