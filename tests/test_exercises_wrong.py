@@ -7,8 +7,10 @@ of one check (seed 1), and answers the next check (seed 2) from that record, fal
 returned most often. A check passes it only if it shows the same cases every time."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
+import os
 import math
 import re
 from collections import Counter
@@ -24,6 +26,20 @@ from test_exercises import solutions
 # model of its own, a hidden model, no call, an agent that never ends).
 CHAPTERS = [c for c in exercises.CHAPTERS if c != "14"]
 SEEDED = "seed" in inspect.signature(check).parameters  # the checks before this file had no seed
+
+
+@contextlib.contextmanager
+def in_process():
+    """Checks in this process: a spy's records stay here (the forked path gives the same verdicts)."""
+    before = os.environ.get("AGENTKIT_CHECKS")
+    os.environ["AGENTKIT_CHECKS"] = "in-process"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("AGENTKIT_CHECKS", None)
+        else:
+            os.environ["AGENTKIT_CHECKS"] = before
 
 
 def run(id, answer, seed):
@@ -43,7 +59,8 @@ def _key(args) -> str:
 
 
 def recorded(id: str, seed: int) -> dict:
-    """{repr of the arguments: what the worked solution returned}, over one check of `id`."""
+    """{repr of the arguments: what the worked solution returned}, over one check of `id` (run in this process,
+    so that the spy's table fills here, not in a forked child)."""
     table, solution = {}, SOLVED[id]
 
     def spy(*args):
@@ -52,7 +69,8 @@ def recorded(id: str, seed: int) -> dict:
         table[key] = copy.deepcopy(out)
         return out
 
-    assert run(id, spy, seed).ok
+    with in_process():
+        assert run(id, spy, seed).ok
     return table
 
 
@@ -310,7 +328,8 @@ def test_a_table_of_one_cascades_runs_by_question_fails_the_next_check():
     def spy(agent):  # the first run of a question is the cheap model's: the strong one may get the same prompt
         return table.setdefault(agent.llm.calls[0].prompt, solution(agent))
 
-    assert run("15.confidence", spy, 1).ok
+    with in_process():
+        assert run("15.confidence", spy, 1).ok
     for fallback in (0.0, 1.0):
         for seed in (2, 3, 4):
             verdict = run("15.confidence", lambda agent: table.get(agent.llm.calls[0].prompt, fallback), seed)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -67,7 +68,7 @@ def check(id: str, answer, *, reveal: bool = False, seed: Optional[int] = None) 
     shown_before = was_shown(id)
     if forked.AVAILABLE and ex.fork and os.environ.get(PATH_ENV, "") != "in-process":
         _warm(ex)
-        outcome = forked.run(lambda: _run(ex, answer, reveal, seed, limit), limit, _in_child)
+        outcome = forked.run(lambda: _run(ex, answer, reveal, seed, limit, _own_processes_closed), limit, _in_child)
         if outcome.interrupted:
             raise KeyboardInterrupt
         said, path = _from_child(ex, outcome, limit), "fork"
@@ -86,6 +87,18 @@ def _in_child(watch) -> None:
     _Now.watch = watch
 
 
+def _own_processes_closed() -> None:
+    """In a forked check: end the processes the check's own code started (the WebAssembly engine's worker), so that
+    what is left in the child's process group is the learner's."""
+    wasm = sys.modules.get("agentkit.wasm_sandbox")
+    worker = getattr(wasm, "_worker", None)
+    if worker is not None:
+        try:
+            worker.close(kill=True)
+        except Exception:  # noqa: BLE001 - a worker that is gone already
+            pass
+
+
 def _warm(ex: Exercise) -> None:
     """The check's own preparation (imports, caches, a prediction's truth) in this process, so that every forked
     check finds it ready; a failure here is left for the check itself to report."""
@@ -96,8 +109,8 @@ def _warm(ex: Exercise) -> None:
             pass
 
 
-def _run(ex: Exercise, answer, reveal: bool, seed: int, limit: float) -> dict:
-    """The check itself, in whichever process runs it: {"status", "text", "shown", "notes"}."""
+def _run(ex: Exercise, answer, reveal: bool, seed: int, limit: float, then=None) -> dict:
+    """The check itself, in whichever process runs it: {"status", "text", "shown", "notes"}; then() after it."""
     head = f"{ex.id} {ex.title}"
     _Now.cases, _Now.case, _Now.budget, _Now.inside = random.Random(seed), "your answer", limit, False
     _Now.running, _Now.notes, _Now.tripped, _Now.objects = True, [], [], ex.objects
@@ -115,6 +128,8 @@ def _run(ex: Exercise, answer, reveal: bool, seed: int, limit: float) -> dict:
                                            "a check runs your answer inside this kernel: return a value, never exit."))
     finally:
         _Now.running, _Now.forbid, _Now.objects = False, (), True
+        if then is not None:
+            then()
     return {"status": verdict.status, "text": _with_notes(verdict.text, _Now.notes), "shown": ex.id in REGISTRY.shown,
             "notes": list(_Now.notes)}
 

@@ -103,6 +103,13 @@ def unseen_review(kind: str) -> str:
     return "\n".join(lines)
 
 
+def unseen_reviews() -> list:
+    """(review, what) drawn for this check: two of each verdict and four without one, in an order drawn too."""
+    kinds = ["pass", "revise", "missing", "missing"] * 2
+    cases().shuffle(kinds)
+    return [(unseen_review(kind), "a review drawn for this check") for kind in kinds]
+
+
 CANNOT_PASS = "This code cannot pass: it is only a stub, it returns nothing."
 PRIME_TASK = "Write a Python function find_primes(n) that returns the list of all primes up to and including n."
 
@@ -127,9 +134,7 @@ def run_with_verdict(llm, verdict, max_iterations: int = 3) -> tuple:
 def _verdict(verdict):
     if not callable(verdict):
         raise Fail("your answer", "a function my_verdict(review) -> str", repr(verdict), "define it with def.")
-    kinds = ["pass", "revise", "missing", "missing"] * 2
-    cases().shuffle(kinds)
-    drawn = [(unseen_review(kind), "a review drawn for this check") for kind in kinds]
+    drawn = unseen_reviews()
     for number, (review, what) in enumerate(VERDICT_CASES + drawn):
         hint = VERDICT_HINTS.get(number, H_UNSEEN if number >= len(VERDICT_CASES) else
                                  "return exactly 'pass', 'revise' or 'missing', in lower case.")
@@ -166,7 +171,7 @@ def _past_the_guard(code: str):
         Path(folder).chmod(0o777)  # writable by anyone, as your own files are to code that runs as you (section 3)
         target = str(Path(folder) / "planted.txt")
         said = sandbox.run_code(f"TARGET = {target!r}\n{code}", timeout_s=10)
-        return Path(target).exists(), said.summary().replace(folder, "<a folder outside>")[:140]
+        return Path(target).exists(), said.summary().replace(folder, "<a folder outside>")[:140], said.ok
 
 
 @exercise("05.break", "break", "Hit the engine's wall",
@@ -184,7 +189,9 @@ def _break(escape):
     guard = _past_the_guard(escape)
     if guard is not None and not guard[0]:
         raise Fail("TARGET in a folder outside, the process sandbox with its guard rail on (section 3)",
-                   "your write gets past the guard rail (the file appears)", f"refused: {guard[1]}",
+                   "your write gets past the guard rail (the file appears)",
+                   f"{'ran, and wrote no file at TARGET' if guard[2] else 'refused'}: {guard[1]}",
+                   "write to TARGET itself: the check sets it to a path in a folder outside." if guard[2] else
                    "the guard rail refuses a write it sees going outside the run's folder: that is the easy case, "
                    "and no wall is needed for it. The engine's wall matters for what the guard misses: section 3 "
                    "changes the working directory first, then writes by a relative name.")

@@ -293,6 +293,13 @@ def unseen_result(kind: str) -> tuple:
     return result, question, earlier
 
 
+def unseen_results() -> list:
+    """(result, question, earlier, what, hint) drawn for this check: one of each kind, two useful, in an order drawn."""
+    kinds = ["error", "none", "empty", "useful", "off", "number", "old", "useful"]
+    cases().shuffle(kinds)
+    return [(*unseen_result(kind), "a result drawn for this check", H_USELESS_UNSEEN) for kind in kinds]
+
+
 def useless_guard(is_useless, question: str):
     """A tiny guard on results: a hint for a useless one, StopRun at the third in a row; useful results are kept."""
     useful, strikes = [], []
@@ -320,9 +327,7 @@ def _useless(is_useless):
     if not callable(is_useless):
         raise Fail("your answer", "a function is_useless(result, question, earlier) -> bool", repr(is_useless),
                    "define it with def.")
-    kinds = ["error", "none", "empty", "useful", "off", "number", "old", "useful"]
-    cases().shuffle(kinds)
-    drawn = [(*unseen_result(kind), "a result drawn for this check", H_USELESS_UNSEEN) for kind in kinds]
+    drawn = unseen_results()
     for result, question_text, earlier, what, hint in USELESS_CASES + drawn:
         shown_case = f"is_useless({result!r}, {question_text!r}, earlier={earlier})"
         said = call(is_useless, result, question_text, list(earlier), case=f"{what}: {shown_case}", hint=hint)
