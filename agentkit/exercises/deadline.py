@@ -170,6 +170,8 @@ _REAL = {"signal": signal.signal, "settrace": sys.settrace}
 for _name in ("alarm", "setitimer", "pthread_sigmask"):
     if hasattr(signal, _name):
         _REAL[_name] = getattr(signal, _name)
+_ORIGINAL = {(signal, name): function for name, function in _REAL.items() if name != "settrace"}
+_ORIGINAL[(sys, "settrace")] = sys.settrace
 WHY_REFUSED = ("inside a check the check's clock owns that signal, so the call was refused (a tool's own timeout can "
                "run the tool in a thread and wait with a timeout, as agentkit.tools does)")
 
@@ -218,7 +220,7 @@ def _refusals(guarded: tuple, traced: bool, note) -> dict:
 def _guard(guarded: tuple, traced: bool, note):
     """Swap the refusing stand-ins into the signal module (and sys) for the duration of the block."""
     stand_ins = _refusals(guarded, traced, note)
-    before = {key: getattr(*key) for key in stand_ins}
+    before = {key: _ORIGINAL.get(key, getattr(*key)) for key in stand_ins}  # not what is there: another thread's stand-in
     for (module, name), function in stand_ins.items():
         setattr(module, name, function)
     try:
@@ -232,38 +234,42 @@ def _guard(guarded: tuple, traced: bool, note):
 
 
 def _async_raiser():
-    """(raise TimeUp in a thread, clear what is pending there), or None where ctypes is missing."""
+    """A function that raises TimeUp in a thread (by its ident), or None where ctypes is missing."""
     try:
         import ctypes
     except ImportError:  # a Python without ctypes: the signal clock is all there is
         return None
     raise_in = ctypes.pythonapi.PyThreadState_SetAsyncExc
     raise_in.argtypes = (ctypes.c_ulong, ctypes.py_object)
-    clear = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(("PyThreadState_SetAsyncExc",
-                                                                             ctypes.pythonapi))
-    return lambda ident: raise_in(ident, TimeUp), lambda ident: clear(ident, None)
+    return lambda ident: raise_in(ident, TimeUp)
 
 
 class _Watchdog:
     """One daemon thread for the whole process: it watches the running clock and raises TimeUp in the main thread
-    GRACE_S after the time is up, if the signal did not end the block (and again every RETRY_S)."""
+    GRACE_S after the time is up, if the signal did not end the block (and again every RETRY_S).
 
-    def __init__(self, raiser) -> None:
-        self.raise_in, self.clear = raiser
-        self.clock = None
+    An exception raised this way stays pending until the thread reaches its next bytecode check, so one raised just
+    before the block ends would land after it: the block's end takes it there (`drop` then `_absorb`). It is never
+    cleared with SetAsyncExc(ident, NULL): that leaves the interpreter's "async exception" flag set with no thread
+    to reset it, and every thread then runs slowly or stalls."""
+
+    def __init__(self, raise_in) -> None:
+        self.raise_in, self.clock, self.raised = raise_in, None, False
         self.lock = threading.Condition()
         threading.Thread(target=self.run, name="agentkit-check-watchdog", daemon=True).start()
 
     def watch(self, clock: _Clock) -> None:
         with self.lock:
-            self.clock = clock
+            self.clock, self.raised = clock, False
             self.lock.notify()
 
-    def drop(self, clock: _Clock) -> None:
-        with self.lock:  # under the lock: no TimeUp is raised after this, and one still pending is cleared
+    def drop(self, clock: _Clock) -> bool:
+        """Stop watching; True if a TimeUp was raised for this block (it may still be on its way)."""
+        with self.lock:  # under the lock: no TimeUp is raised after this
             if self.clock is clock:
                 self.clock = None
-            self.clear(threading.main_thread().ident)
+            raised, self.raised = self.raised, False
+            return raised
 
     def run(self) -> None:
         main = threading.main_thread().ident
@@ -277,7 +283,17 @@ class _Watchdog:
                     self.lock.wait(min(late, RETRY_S))
                     continue
                 self.raise_in(main)
+                self.raised = True
                 self.lock.wait(RETRY_S)
+
+
+def _absorb() -> None:
+    """Take a TimeUp still pending for this thread here, where it harms nothing: a loop reaches the check."""
+    try:
+        for _ in range(10_000):
+            pass
+    except TimeUp:
+        pass
 
 
 _WATCHDOG: list = []  # the one watchdog, once a clock on the main thread has needed it
@@ -286,17 +302,20 @@ _WATCHDOG: list = []  # the one watchdog, once a clock on the main thread has ne
 @contextmanager
 def _watched(clock: _Clock, main: bool):
     if main and not _WATCHDOG:
-        raiser = _async_raiser()
-        _WATCHDOG.append(_Watchdog(raiser) if raiser else None)
+        raise_in = _async_raiser()
+        _WATCHDOG.append(_Watchdog(raise_in) if raise_in else None)
     watchdog = _WATCHDOG[0] if main else None
     if watchdog is None:
         yield
         return
     watchdog.watch(clock)
+    raised = []
     try:
         yield
     finally:
-        _off(lambda: watchdog.drop(clock))
+        _off(lambda: raised.append(watchdog.drop(clock)))
+        if any(raised):
+            _off(_absorb)
 
 
 def _forked_child() -> None:
