@@ -10,7 +10,7 @@ from ..react import ReActAgent
 from ..reflexion import ReflexionAgent, exact_match, format_lessons, parse_lesson, reflection_messages
 from ..scripts.reflexion import TURING_QUESTION
 from ..widgets.reflexion import MAX_TRIALS, TURING_GOLD, WRONG_LESSONS
-from . import Fail, NotDone, _Now, call, cases, exercise, question, reference, shown
+from . import Fail, NotDone, _Now, call, cases, copied_from, exercise, question, reference, shown
 from .predictions import Prediction, prediction
 
 IN_MEMORY = ":memory:"  # SQLite's own in-memory database: a fresh store per check, nothing on disk
@@ -298,12 +298,13 @@ def _pollute(lesson):
         raise NotDone()
     if not all(isinstance(lesson[name], str) and lesson[name].strip() for name in LESSON_FIELDS):
         raise Fail("your lesson", "four non-empty strings", repr(lesson)[:120], POLLUTE_HINTS["fields"])
-    folded = {name: " ".join(lesson[name].split()).casefold() for name in LESSON_FIELDS}
-    for name, printed in WRONG_LESSONS.items():
-        if folded == {field: " ".join(printed[field].split()).casefold() for field in LESSON_FIELDS}:
-            raise Fail("your lesson", "a wrong lesson of your own", f"section 7's {name!r} lesson",
-                       "section 7 runs that very lesson already: write your own, in your own words, and see "
-                       "what it takes to be retrieved, ranked first and obeyed.")
+    mine = " | ".join(lesson[name] for name in LESSON_FIELDS)
+    printed = {" | ".join(p[name] for name in LESSON_FIELDS): name for name, p in WRONG_LESSONS.items()}
+    copy = copied_from(mine, list(printed))
+    if copy:
+        raise Fail("your lesson", "a wrong lesson of your own", f"section 7's {printed[copy]!r} lesson, whole, cut or "
+                   "edited", "section 7 runs that lesson already: write your own, in your own words, and see what "
+                   "it takes to be retrieved, ranked first and obeyed.")
     result, injected, history = polluted({name: lesson[name] for name in LESSON_FIELDS})
     trials = result.trials
     first = trials[0]
