@@ -338,3 +338,17 @@ def test_in_a_jupyter_kernel_the_child_never_speaks_on_the_kernels_sockets():
 
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+
+
+def test_a_check_whose_learner_code_runs_on_a_tool_thread_still_runs_after_an_in_process_check(monkeypatch):
+    """01.guard runs the learner's guard on the tool executor's worker thread. The in-process clock's watchdog once
+    cleared a pending exception of the main thread with SetAsyncExc(ident, NULL), which left the interpreter's flag
+    set for good: the next check's worker thread then stalled (30 s, the tool's timeout, each call)."""
+    monkeypatch.setenv("AGENTKIT_CHECKS", "in-process")
+    right = solutions("01")["01.guard"]
+    assert check("01.guard", right).ok
+    start = time.monotonic()
+    assert check("01.guard", right).ok
+    monkeypatch.delenv("AGENTKIT_CHECKS")
+    assert check("01.guard", right).ok  # and forked after it
+    assert time.monotonic() - start < SLACK + 10
