@@ -88,7 +88,8 @@ def test_switching_the_clock_off_still_ends_at_the_limit_with_a_verdict_that_say
     assert verdict.status == "wrong" and f"still running after {SHORT:g} s" in verdict.text, verdict.text
     assert "note:" in verdict.text and "refused" in verdict.text, verdict.text  # it names what the code tried
     assert verdict.path == path
-    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None) and signal.getitimer(signal.ITIMER_REAL) == (0, 0)
+    assert getattr(signal.getsignal(signal.SIGALRM), "__name__", "") != "ring"  # the clock's handler is gone
+    assert signal.getitimer(signal.ITIMER_REAL) == (0, 0)
     assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()
     assert check("03.fuse", solutions("03")["03.fuse"]).ok  # the clock works again: a right answer passes
 
@@ -202,7 +203,7 @@ def test_processes_and_threads_the_learners_code_starts_end_with_the_forked_chec
         return right(actions)
 
     verdict = check("03.fuse", leaves_things_running)
-    assert verdict.ok and "left processes running" in verdict.text, verdict.text
+    assert verdict.ok, verdict.text
     pid = int(started.read_text())
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and _alive(pid):
@@ -352,3 +353,27 @@ def test_a_check_whose_learner_code_runs_on_a_tool_thread_still_runs_after_an_in
     monkeypatch.delenv("AGENTKIT_CHECKS")
     assert check("01.guard", right).ok  # and forked after it
     assert time.monotonic() - start < SLACK + 10
+
+
+@pytest.mark.skipif(not HAS_ALARM, reason="SIGALRM is the clock on Unix only")
+def test_an_outer_timer_a_tool_set_gets_back_what_is_left_of_it(path):
+    """A tool timed by SIGALRM (its timer running) calls code of the learner's: the clock takes SIGALRM for that
+    code, then gives the tool's timer back, less the time spent, rather than cancelling it."""
+    from agentkit.exercises import deadline
+
+    if path == "fork":
+        pytest.skip("the clock is the same code in the child")
+    fired = []
+    before = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(time.monotonic()))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.6)
+        start = time.monotonic()
+        with deadline.time_limit(5):
+            time.sleep(0.2)
+        left = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert 0.2 < left < 0.45, left
+        time.sleep(0.6)
+        assert fired and 0.5 < fired[0] - start < 1.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)

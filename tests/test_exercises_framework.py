@@ -50,8 +50,9 @@ def test_an_endless_loop_or_a_long_sleep_ends_as_a_verdict_at_the_time_limit(sho
     assert time.monotonic() - start < SHORT + 1.5
     assert verdict.status == "wrong" and f"still running after {SHORT:g} s" in verdict.text
     assert "the same call twice in a row" in verdict.text  # the case the code was on
-    if hasattr(signal, "setitimer"):
-        assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None) and signal.getitimer(signal.ITIMER_REAL) == (0, 0)
+    if hasattr(signal, "setitimer"):  # the clock's handler and timer are gone (a tool's handler may stay: it ignores
+        assert getattr(signal.getsignal(signal.SIGALRM), "__name__", "") != "ring"  # alarms it did not ask for)
+        assert signal.getitimer(signal.ITIMER_REAL) == (0, 0)
     assert check("03.fuse", solutions("03")["03.fuse"]).ok  # the clock is off again: a right answer passes
 
 

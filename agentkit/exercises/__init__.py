@@ -150,11 +150,7 @@ def _from_child(ex: Exercise, outcome, limit: float) -> dict:
     """The verdict the child sent, or the one the kernel writes when the child was ended or died without one."""
     head = f"{ex.id} {ex.title}"
     if outcome.result is not None and not outcome.ended:
-        said = dict(outcome.result)
-        if outcome.left_running:
-            said["text"] += ("\n  note:     your code left processes running after the check; the check ended them "
-                             "(a process your code starts should end before your function returns).")
-        return said
+        return dict(outcome.result)  # processes left in the child's group were ended; the check's own may be among them
     if outcome.ended == "learner":
         fail = Fail(outcome.case or "your answer", f"your code done within {limit:g} s, over all the cases",
                     f"still running after {limit:g} s: the check ended the process it ran in",

@@ -88,13 +88,16 @@ def _alarm(clock: _Clock, seconds: float):
         if clock.up():
             raise TimeUp()
 
+    start = time.monotonic()
     previous = _REAL["signal"](signal.SIGALRM, ring)
-    _REAL["setitimer"](signal.ITIMER_REAL, max(seconds, 0.001), RETRY_S)
+    outer = _REAL["setitimer"](signal.ITIMER_REAL, max(seconds, 0.001), RETRY_S)  # a timer already running (a tool's)
 
     def undo():
         clock.on = False
         _REAL["setitimer"](signal.ITIMER_REAL, 0)
         _REAL["signal"](signal.SIGALRM, previous)
+        if outer[0] > 0:  # give the outer timer back what is left of it
+            _REAL["setitimer"](signal.ITIMER_REAL, max(outer[0] - (time.monotonic() - start), 0.001), outer[1])
 
     try:
         yield
@@ -176,29 +179,37 @@ WHY_REFUSED = ("inside a check the check's clock owns that signal, so the call w
                "run the tool in a thread and wait with a timeout, as agentkit.tools does)")
 
 
+def _packages_call() -> bool:
+    """Is the caller of a stand-in agentkit's own code (a tool's timer, which gives the clock back), not the learner's?"""
+    return sys._getframe(2).f_code.co_filename.startswith(_PACKAGE)
+
+
 def _refusals(guarded: tuple, traced: bool, note) -> dict:
-    """Stand-ins for the functions that could stop the clock: they refuse that part, note it, pass the rest on."""
+    """Stand-ins for the functions that could stop the clock: they refuse that part, note it, pass the rest on.
+    agentkit's own code passes (it keeps the outer timer, as the clock does)."""
     def refused(text, answer):
         note(f"your code called {text}: {WHY_REFUSED}.")
         return answer
 
     def on_signal(signum, handler):
-        if signum in guarded:
+        if signum in guarded and not _packages_call():
             return refused(f"signal.signal({signal.Signals(signum).name}, {getattr(handler, '__name__', handler)})",
                            signal.getsignal(signum))
         return _REAL["signal"](signum, handler)
 
     def on_alarm(seconds):
+        if _packages_call():
+            return _REAL["alarm"](seconds)
         return refused(f"signal.alarm({seconds!r})", 0)
 
     def on_setitimer(which, seconds, interval=0.0):
-        if which == signal.ITIMER_REAL:
+        if which == signal.ITIMER_REAL and not _packages_call():
             return refused(f"signal.setitimer(ITIMER_REAL, {seconds!r})", signal.getitimer(which))
         return _REAL["setitimer"](which, seconds, interval)
 
     def on_sigmask(how, mask):
         mask = set(mask)
-        blocked = {s for s in mask if s in guarded} if how != signal.SIG_UNBLOCK else set()
+        blocked = {s for s in mask if s in guarded} if how != signal.SIG_UNBLOCK and not _packages_call() else set()
         if blocked:
             refused(f"signal.pthread_sigmask(..., {{{', '.join(signal.Signals(s).name for s in blocked)}}})", None)
         return _REAL["pthread_sigmask"](how, mask - blocked)
