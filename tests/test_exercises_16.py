@@ -57,7 +57,7 @@ WRONG = [
     ("16.break", "The answer is 25185.", "the right answer"),
     ("16.break", SECTION_4_CHAT, "section 4 runs the format breaker's chat"),
     ("16.break", "  sure!  Steve Jobs was born in the fifties, so it must be a lot of", "a chat of your own"),
-    ("16.q1", "b", "byte for byte"),
+    ("16.q1", "b", "section 8's ChatOpenAI"),
     ("16.q2", "c", "recommended attributes"),
 ]
 STUBS = [("16.predict", {AGENTKIT: (..., ...), LANGGRAPH: (..., ...), SMOLAGENTS: (..., ...)}),

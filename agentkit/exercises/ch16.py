@@ -194,23 +194,27 @@ def _break(reply):
             f"answer {ours!r}. Neither is a bug; they are two contracts, and the table of section 6 lists both.")
 
 
-question("16.q1", "With the stand-in, LangGraph's ReAct sends the model exactly the prompts agentkit's sends, and "
-                  "smolagents' prompts are several times longer. Why?", {
+question("16.q1", "Through the course's adapter, LangGraph's ReAct sends the model exactly the prompts agentkit's "
+                  "sends, and smolagents' prompts are several times longer. Why?", {
     "a": ("smolagents re-sends the whole history twice on every call, once as messages and once in its memory's "
           "summary, so each prompt doubles.", False,
           "it re-sends it once, as every loop does; the extra tokens are the same on the first call, before any "
           "history exists."),
-    "b": ("LangGraph compresses the history.", False,
-          "nothing is compressed: the prompts are byte for byte agentkit's, history included."),
+    "b": ("create_agent never sends tool schemas or tool messages, whatever chat model it drives, so its prompts "
+          "are plain text like agentkit's.", False,
+          "with a real chat model class (section 8's ChatOpenAI) it sends a JSON schema per tool and native tool "
+          "messages; the prompts match only because of the adapter."),
     "c": ("The stand-in answers smolagents with longer replies, and every later prompt of the run carries those long "
           "replies, so the prompts grow.", False,
           "the replies are the same length; the difference is in the prompt tokens, not the completion tokens."),
     "d": ("smolagents puts its own long system prompt, with tool-calling rules and examples, before ours on every "
-          "call.", True,
-          "section 2 prints smolagents' system message: its own instructions, then ours, then its rules; "
-          "create_agent sends only the prompt we give it, and the adapter writes the history as the text protocol, "
-          "so LangGraph's prompts are agentkit's."),
-}, hint="section 2, the token counts per call and the system prompts printed there.")
+          "call; the adapter writes LangGraph's messages back into our text protocol, and its bind_tools sends no "
+          "schema.", True,
+          "section 2 prints smolagents' system message: its own instructions, then ours, then its rules. The "
+          "course's adapter (CourseChatModel) turns LangChain's messages back into the text protocol and its "
+          "bind_tools returns the model itself, so LangGraph's prompts are agentkit's, byte for byte."),
+}, hint="section 2, the token counts per call and the system prompts printed there; section 8 for a real chat "
+        "model class.")
 
 question("16.q2", "The execute_tool spans of agentkit's text ReAct carry no gen_ai.tool.call.id; those of the "
                   "LangGraph and smolagents runs do. Why?", {
