@@ -322,7 +322,9 @@ def useless_guard(is_useless, question: str):
 
 @exercise("08.useless", "build", "A useless-result detector",
           "Write `is_useless(result, question, earlier)`: True for an error, an empty or no-result line, an off-topic "
-          "page, or nothing new.", objects=False)
+          "page, or nothing new; agentkit.runtime's useless_reason, words and jaccard are refused.",
+          forbid=("agentkit.runtime:useless_reason", "agentkit.runtime:words", "agentkit.runtime:jaccard"),
+          objects=False)
 def _useless(is_useless):
     if not callable(is_useless):
         raise Fail("your answer", "a function is_useless(result, question, earlier) -> bool", repr(is_useless),
