@@ -138,7 +138,7 @@ UNSEEN = {"trigger": "computing ages", "error_type": "off", "fix": "age = death 
           "applies_to": "ages"}  # shares no word with the question
 IGNORED = {"trigger": "how old was he when he died", "error_type": "miscounted", "fix": "be careful with the dates",
            "applies_to": "how old people were when they died"}  # retrieved, but the stand-in does not recognise it
-OUTRANKED = {"trigger": "dates", "error_type": "off", "fix": "age = death year - birth year + 1",
+OUTRANKED = {"trigger": "dates", "error_type": "off", "fix": "take the difference of the two years, then + 1",
              "applies_to": "when someone died"}  # one shared word: the honest lesson ranks above it from trial 2
 RIGHT = {"trigger": "How old was Alan Turing when he died", "error_type": "x",
          "fix": "take 1 off if he died before his birthday", "applies_to": "Alan Turing"}

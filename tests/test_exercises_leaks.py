@@ -111,32 +111,34 @@ def in_process(monkeypatch):
     monkeypatch.setenv("AGENTKIT_CHECKS", "in-process")  # the spy's records must stay in this process
 
 
-@pytest.mark.parametrize("id", BUILD)
-def test_no_calling_frame_holds_the_expected_answer_while_the_learners_code_runs(id, in_process):
-    found, calls = leaks(id)
-    assert calls, "the spy was never called"
-    assert not found, f"{id}: the expected answer is readable from {found}"
-
-
-@pytest.mark.parametrize("id", BUILD)
-def test_no_module_table_holds_a_cases_expected_answer(id, in_process):
-    _, calls = leaks(id, seed=6)
+def _tables_holding_answers(id, calls) -> set:
+    """Module tables with a case tuple that holds a call's first argument and the answer it got."""
     module = importlib.import_module(f"agentkit.exercises.ch{id.split('.')[0]}")
     tables = {name: value for name, value in vars(module).items() if isinstance(value, (list, tuple, dict))}
     found = set()
     for args, out, _ in calls:
         if not args:
             continue
+        given = _inside(args)
         for name, table in tables.items():
-            rows = table.values() if isinstance(table, dict) else table
-            for row in rows:
+            for row in (table.values() if isinstance(table, dict) else table):
                 items = row if isinstance(row, (list, tuple)) else ()
                 flat = [x for item in items for x in (item if isinstance(item, tuple) else (item,))]
-                given = _inside(args)
                 answers = [x for x in items if _same(x, out) and not any(_same(x, g) for g in given)]
                 if any(_same(x, args[0]) for x in flat) and answers and (not _trivial(out) or isinstance(out, bool)):
                     found.add(name)
-    assert not found, f"{id}: module tables hold cases with their answers: {found}"
+    return found
+
+
+@pytest.mark.parametrize("id", BUILD)
+def test_no_calling_frame_and_no_module_table_holds_the_expected_answer_while_the_learners_code_runs(id, in_process):
+    """One spied check per exercise, at seed 14: with tests/test_exercises_wrong.py's seeds 11-13, the worked
+    solutions pass four seeded draws of every check (and tests/test_exercises.py's one unseeded)."""
+    found, calls = leaks(id, seed=14)
+    assert calls, "the spy was never called"
+    assert not found, f"{id}: the expected answer is readable from {found}"
+    tables = _tables_holding_answers(id, calls)
+    assert not tables, f"{id}: module tables hold cases with their answers: {tables}"
 
 
 def test_the_checks_random_source_is_a_decoy_while_the_learners_code_runs(in_process):
@@ -148,5 +150,5 @@ def test_the_checks_random_source_is_a_decoy_while_the_learners_code_runs(in_pro
         seen.append(cases())
         return SOLVED["16.span"](record, provider)
 
-    assert check("16.span", reads, seed=3).ok
+    assert check("16.span", reads, seed=15).ok
     assert seen and all(source is boundary._DECOY for source in seen)
