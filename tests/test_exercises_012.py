@@ -10,9 +10,15 @@ import pytest
 from agentkit import exercises, tokens
 from agentkit.exercises import NOT_DONE, check
 
-from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint, solutions
+from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint, in_process, solutions  # noqa: F401 - in_process is a fixture
 
 CHAPTERS = ["00", "01", "02"]
+
+
+@pytest.fixture(autouse=True)
+def checks_in_this_process(in_process):
+    """These tests read the checks' logic, in this process; test_exercises.py shows, exercise by exercise, that the
+    forked path a learner's kernel takes gives the same verdicts."""
 
 
 SOLVED = {chapter: solutions(chapter) for chapter in CHAPTERS}

@@ -22,7 +22,7 @@ import pytest
 from agentkit import exercises
 from agentkit.exercises import check
 
-from test_exercises import solutions
+from test_exercises import in_process, solutions  # noqa: F401 - in_process is a fixture
 
 # Every chapter but the capstone (14), whose classes are tests/test_capstone.py's (a table, a copied printout, a
 # model of its own, a hidden model, no call, an agent that never ends).
@@ -30,8 +30,14 @@ CHAPTERS = [c for c in exercises.CHAPTERS if c != "14"]
 SEEDED = "seed" in inspect.signature(check).parameters  # the checks before this file had no seed
 
 
+@pytest.fixture(autouse=True)
+def checks_in_this_process(in_process):
+    """These tests read the checks' logic, in this process; test_exercises.py shows, exercise by exercise, that the
+    forked path a learner's kernel takes gives the same verdicts."""
+
+
 @contextlib.contextmanager
-def in_process():
+def spying_here():
     """Checks in this process: a spy's records stay here (the forked path gives the same verdicts)."""
     before = os.environ.get("AGENTKIT_CHECKS")
     os.environ["AGENTKIT_CHECKS"] = "in-process"
@@ -72,7 +78,7 @@ def recorded(id: str, seed: int) -> dict:
         table[key] = copy.deepcopy(out)
         return out
 
-    with in_process():
+    with spying_here():
         assert run(id, spy, seed).ok
     return table  # cached: the lookup-table and the constant tests read the same record (callers copy what they keep)
 
@@ -500,7 +506,7 @@ def test_a_table_of_one_cascades_runs_by_question_fails_the_next_check():
     def spy(agent):  # the first run of a question is the cheap model's: the strong one may get the same prompt
         return table.setdefault(agent.llm.calls[0].prompt, solution(agent))
 
-    with in_process():
+    with spying_here():
         assert run("15.confidence", spy, 1).ok
     for fallback in (0.0, 1.0):
         for seed in (2, 3, 4):

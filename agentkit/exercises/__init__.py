@@ -38,7 +38,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from . import forked
+from . import boundary, forked
 from .core import (  # noqa: F401 - the package's surface: chapters and tests import these from here
     CHAPTERS, FIELD_CHARS, NOT_DONE, PROGRESS_FILE, REGISTRY, REVEAL_AFTER, SHOWN, TIME_LIMIT_S, Exercise, Fail,
     Forbidden, NotDone, NotPlain, Question, Report, Verdict, _Now, _cut, _find, _load, _raised, _wrong, call, cases, copied_from, exercise, words,
@@ -68,6 +68,7 @@ def check(id: str, answer, *, reveal: bool = False, seed: Optional[int] = None) 
     shown_before = was_shown(id)
     if forked.AVAILABLE and ex.fork and os.environ.get(PATH_ENV, "") != "in-process":
         _warm(ex)
+        boundary.prepare(ex.forbidden())
         outcome = forked.run(lambda: _run(ex, answer, reveal, seed, limit, _own_processes_closed), limit, _in_child)
         if outcome.interrupted:
             raise KeyboardInterrupt

@@ -106,6 +106,13 @@ def _tripwire(function, name: str):
     return _TRIP_CODE[name]
 
 
+def prepare(forbid: tuple) -> None:
+    """Compile the tripwires of the references and of `forbid` here, once: a forked check finds them ready."""
+    for function, name, _, _ in [*REFERENCES, *forbid]:
+        if getattr(function, "__code__", None) is not None and not function.__closure__:
+            _tripwire(function, name)
+
+
 def _tripped(name: str):
     if name not in _Now.tripped:
         _Now.tripped.append(name)

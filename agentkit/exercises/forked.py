@@ -20,6 +20,7 @@ kernel's code again: every path out of it ends in os._exit.
 """
 from __future__ import annotations
 
+import atexit
 import builtins
 import codecs
 import getpass
@@ -91,6 +92,7 @@ class Outcome:
 
 def run(job: Callable[[], dict], limit: float, on_child: Callable[[Watch], None]) -> Outcome:
     """Run job() in a forked child (on_child(watch) first, there); end it at the deadline; return what came back."""
+    _reap()
     page = mmap.mmap(-1, _PAGE)
     messages_r, messages_w = os.pipe()
     out_r, out_w = os.pipe()
@@ -136,7 +138,10 @@ def _child(job, watch: Watch, on_child, out_w: int, err_w: int, theirs: tuple) -
         sys.stdout, sys.stderr = _stream(1), _stream(2)
         _quiet_kernel()
         on_child(watch)
-        watch.send({"verdict": job()})
+        verdict = job()
+        for stream in (sys.stdout, sys.stderr):  # all the output is in its pipe before the verdict is
+            stream.flush()
+        watch.send({"verdict": verdict})
     except KeyboardInterrupt:  # raised by the learner's code: the kernel raises it too, as in-process
         code = 1
         try:
@@ -230,6 +235,8 @@ class _Forward:
 
 
 def _follow(pid: int, watch: Watch, limit: float, outcome: Outcome, messages: int, outputs: dict) -> None:
+    """Read the child until its verdict comes (then end its process group at once: the verdict is the last thing it
+    sends, and its teardown need not be waited for), it dies, or its time is up."""
     cap = time.monotonic() + limit + OWN_TIME_S
     selector = selectors.DefaultSelector()
     for fd in (messages, *outputs):
@@ -239,7 +246,7 @@ def _follow(pid: int, watch: Watch, limit: float, outcome: Outcome, messages: in
         selector.register(exit_fd, selectors.EVENT_READ)
     pending, status = b"", None
     try:
-        while status is None:
+        while status is None and outcome.result is None:
             inside, since, left, case = watch.read()
             now = time.monotonic()
             end = min(cap, since + max(left, 0.0) + MARGIN_S) if inside else cap
@@ -247,8 +254,8 @@ def _follow(pid: int, watch: Watch, limit: float, outcome: Outcome, messages: in
                 outcome.ended, outcome.case = ("learner" if inside else "own"), case
                 _end(pid, outcome)
                 break
-            waiting = outcome.result is not None or messages not in selector.get_map()
-            for key, _ in selector.select(min(end - now, 0.005 if waiting and exit_fd is None else 0.25)):
+            closed = messages not in selector.get_map()
+            for key, _ in selector.select(min(end - now, 0.005 if closed and exit_fd is None else 0.25)):
                 if key.fd == exit_fd:
                     continue
                 data = _read(key.fd)
@@ -258,10 +265,14 @@ def _follow(pid: int, watch: Watch, limit: float, outcome: Outcome, messages: in
                     pending = _messages(pending + data, outcome)
                 else:
                     outputs[key.fd].write(data)
-            status = _exited(pid)
+            if outcome.result is None:
+                status = _exited(pid)
         if status is not None:
             outcome.death = status
             _leftovers(pid, outcome)
+        elif outcome.result is not None:
+            _kill_group(pid)
+            _UNREAPED.append(pid)
         for fd, forward in outputs.items():
             _drain(fd, forward)
         _messages(pending + _drain(messages, None) + b"\n", outcome)
@@ -269,6 +280,27 @@ def _follow(pid: int, watch: Watch, limit: float, outcome: Outcome, messages: in
         selector.close()
         if exit_fd is not None:
             os.close(exit_fd)
+
+
+_UNREAPED: list = []  # children ended after their verdict, not waited for yet
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _reap() -> None:
+    """Wait for the children ended earlier, without blocking: zombies never pile up past a check or two."""
+    for pid in list(_UNREAPED):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _UNREAPED.remove(pid)
 
 
 def _pidfd(pid: int) -> Optional[int]:
@@ -365,3 +397,6 @@ def _drain(fd: int, forward: Optional[_Forward]) -> bytes:
     if forward is not None:
         forward.write(b"", final=True)
     return kept
+
+
+atexit.register(lambda: [_kill_group(pid) for pid in _UNREAPED] and _reap())
