@@ -121,9 +121,13 @@ def test_an_answer_that_returns_one_value_whatever_it_is_given_fails(id):
 
 @pytest.mark.parametrize("id", BUILD)
 @pytest.mark.parametrize("seed", [11, 12, 13])  # 14: tests/test_exercises_leaks.py runs it, spied
-def test_the_worked_solution_passes_every_draw_of_unseen_cases(id, seed):
+def test_the_worked_solution_passes_every_draw_of_unseen_cases(id, seed, monkeypatch):
     verdict = run(id, SOLVED[id], seed)
     assert verdict.ok, verdict.text
+    if seed == 11:  # the same draw through the forked child a learner's kernel uses: the same words
+        monkeypatch.delenv("AGENTKIT_CHECKS", raising=False)
+        forked = run(id, SOLVED[id], seed)
+        assert (forked.status, forked.text) == (verdict.status, verdict.text)
 
 
 # --- hand-written classes: boundaries, another question, copied printouts --------------------------
