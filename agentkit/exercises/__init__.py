@@ -100,9 +100,31 @@ def _own_processes_closed() -> None:
             pass
 
 
+_WARMED: list = []
+
+
+def _warm_package() -> None:
+    """What most checks load on first use, loaded once in this process: a forked child's imports and caches die with
+    it, so without this every check would pay for them again (about 0.3 s of imports each)."""
+    if _WARMED:
+        return
+    _WARMED.append(True)
+    from .. import tokens
+    from ..scripts import course_script
+    from ..tasks import load_tasks
+
+    course_script()  # imports every chapter's rules of the stand-in
+    tokens.count_tokens("warm")  # the tokenizer's tables
+    load_tasks()
+
+
 def _warm(ex: Exercise) -> None:
     """The check's own preparation (imports, caches, a prediction's truth) in this process, so that every forked
     check finds it ready; a failure here is left for the check itself to report."""
+    try:
+        _warm_package()
+    except Exception:  # noqa: BLE001
+        pass
     if ex.warm is not None:
         try:
             ex.warm()
