@@ -176,7 +176,9 @@ def _past_the_guard(code: str):
 
 @exercise("05.break", "break", "Hit the engine's wall",
           "Set `escape` to code that writes a file at the path TARGET (the check sets it) past the process "
-          "sandbox's guard rail, as section 3's chdir-then-write does; the engine must refuse it.", objects=False)
+          "sandbox's guard rail, as section 3's chdir-then-write does; the engine must refuse it.", objects=False,
+          fork=False)  # the answer is text that runs only inside the two sandboxes, never in the kernel: a forked
+# child would protect nothing, and would start the engine's worker process again on every check
 def _break(escape):
     if not isinstance(escape, str):
         raise Fail("your answer", "a str: the code to run", type(escape).__name__, "write the code as a string.")
