@@ -214,3 +214,29 @@ def test_every_worked_solution_can_be_shown_from_the_installed_package():
         assert "No exercise" in show_solution("03.nope")
     finally:
         exercises.REGISTRY.shown.clear()  # every later check in this process would match an answer shown
+
+
+def test_the_exercise_cells_stub_is_answered_at_once_without_a_process_or_a_warm_up(monkeypatch):
+    """A notebook run as shipped checks every stub: no fork, no preparation, nothing of the answer called."""
+    def no_fork(*args, **kwargs):
+        raise AssertionError("a stub was sent to a forked check")
+
+    monkeypatch.setattr(exercises.forked, "run", no_fork)
+    monkeypatch.setattr(exercises, "_warm", no_fork)
+
+    def my_fuse(actions):
+        """actions: the (tool, input) pairs asked for so far, the newest last. Return True to stop the run."""
+        raise NotImplementedError("your code here")
+
+    for id, stub in [("03.fuse", my_fuse), ("03.predict", {"wanderer, fuse on, max_steps=8": ...}),
+                     ("00.break", {"name": ..., "prompt": ...}), ("01.break", None)]:
+        verdict = check(id, stub)
+        assert verdict.status == NOT_DONE and verdict.path == "in-process", (id, verdict.text)
+
+    def later(actions):  # raises only sometimes: it is code, and runs as code does
+        if len(actions) > 2:
+            raise NotImplementedError("later")
+        return False
+
+    with pytest.raises(AssertionError, match="forked check"):
+        check("03.fuse", later)
