@@ -16,15 +16,12 @@ learner's code and the checker run there exactly as they would in the kernel. Wh
 Python 3.12+ warns (DeprecationWarning) when a process with threads forks, and a kernel has threads: the warning
 is ignored for that one call, by message, in a catch_warnings block (process-wide for the instant of the fork;
 another thread's warning in that instant meets the same filters plus this one). The child never runs the
-kernel's code again: every path out of it ends in os._exit.
+kernel's code again: every path out of it ends in os._exit (child.py is the child's side).
 """
 from __future__ import annotations
 
 import atexit
-import builtins
 import codecs
-import getpass
-import io
 import json
 import mmap
 import os
@@ -37,7 +34,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .deadline import _REAL
+from . import child
 
 AVAILABLE = hasattr(os, "fork") and hasattr(os, "setpgid") and hasattr(os, "killpg")
 MARGIN_S = 0.5
@@ -86,7 +83,6 @@ class Outcome:
     case: str = ""  # the case the learner's code was on when the child was ended
     death: str = ""  # how the child died without a verdict (its exit code or signal)
     crash: str = ""  # an exception in the check's own machinery in the child
-    left_running: int = 0  # 1 when processes the learner's code started were still running at the end
     interrupted: bool = False  # KeyboardInterrupt in the child
 
 
@@ -107,7 +103,7 @@ def run(job: Callable[[], dict], limit: float, on_child: Callable[[Watch], None]
         warnings.filterwarnings("ignore", message=FORK_WARNING, category=DeprecationWarning)
         pid = os.fork()
     if pid == 0:
-        _child(job, watch, on_child, out_w, err_w, (messages_r, out_r, err_r))
+        child.run(job, watch, on_child, out_w, err_w, (messages_r, out_r, err_r))
     for fd in (messages_w, out_w, err_w):
         os.close(fd)
     outcome = Outcome()
@@ -121,91 +117,6 @@ def run(job: Callable[[], dict], limit: float, on_child: Callable[[Watch], None]
             os.close(fd)
         page.close()
     return outcome
-
-
-# --- the child --------------------------------------------------------------------------------------------
-
-
-def _child(job, watch: Watch, on_child, out_w: int, err_w: int, theirs: tuple) -> None:
-    """Run the job with its own stdout/stderr and process group, send the verdict, and leave by os._exit only."""
-    code = 0
-    try:
-        os.setpgid(0, 0)
-        for fd in theirs:
-            os.close(fd)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        sys.stdout, sys.stderr = _stream(1), _stream(2)
-        _quiet_kernel()
-        on_child(watch)
-        verdict = job()
-        for stream in (sys.stdout, sys.stderr):  # all the output is in its pipe before the verdict is
-            stream.flush()
-        watch.send({"verdict": verdict})
-    except KeyboardInterrupt:  # raised by the learner's code: the kernel raises it too, as in-process
-        code = 1
-        try:
-            watch.send({"interrupted": True})
-        except BaseException:  # noqa: BLE001
-            pass
-    except BaseException as e:  # noqa: BLE001 - whatever happened, the child reports it and ends
-        code = 1
-        try:
-            watch.send({"crash": f"{type(e).__name__}: {str(e)[:300]}"})
-        except BaseException:  # noqa: BLE001
-            pass
-    finally:
-        while True:  # a last signal of the check's clock can land anywhere here: never leave but by os._exit
-            try:
-                if hasattr(signal, "setitimer"):
-                    _REAL["setitimer"](signal.ITIMER_REAL, 0)
-                for stream in (sys.stdout, sys.stderr):
-                    stream.flush()
-                os._exit(code)
-            except BaseException:  # noqa: BLE001
-                code = code or 1
-                try:
-                    os._exit(code)
-                except BaseException:  # noqa: BLE001
-                    continue
-
-
-def _stream(fd: int):
-    return io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
-                            line_buffering=True, write_through=True)
-
-
-def _no_input(prompt: str = "") -> str:
-    raise EOFError("input() cannot be answered inside a check: the check runs your code in a process of its own. "
-                   "Give your function what it needs as arguments.")
-
-
-class _TextDisplay:
-    """display() in the child: the text form of what is shown, on stdout (the kernel's display belongs to it)."""
-
-    def publish(self, data, metadata=None, *args, **kwargs) -> None:
-        text = data.get("text/plain") if isinstance(data, dict) else None
-        if text:
-            print(text)
-
-    def clear_output(self, wait: bool = False) -> None:
-        pass
-
-
-def _quiet_kernel() -> None:
-    """In the child: no message ever goes out on the kernel's sockets; input() and getpass() refuse."""
-    builtins.input = getpass.getpass = _no_input
-    kernelapp = sys.modules.get("ipykernel.kernelapp")
-    if kernelapp is not None and kernelapp.IPKernelApp.initialized():
-        app = kernelapp.IPKernelApp.instance()
-        for owner in (app, getattr(app, "kernel", None)):
-            session = getattr(owner, "session", None)
-            if session is not None:
-                session.send = lambda *args, **kwargs: None
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
-    if shell is not None:
-        shell.display_pub = _TextDisplay()
 
 
 # --- the parent -------------------------------------------------------------------------------------------
@@ -269,7 +180,7 @@ def _follow(pid: int, watch: Watch, limit: float, outcome: Outcome, messages: in
                 status = _exited(pid)
         if status is not None:
             outcome.death = status
-            _leftovers(pid, outcome)
+            _kill_group(pid)  # what the learner's code left behind, if anything (the group outlives the child)
         elif outcome.result is not None:
             _kill_group(pid)
             _UNREAPED.append(pid)
@@ -349,20 +260,6 @@ def _exited(pid: int) -> Optional[str]:
         return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
     code = os.WEXITSTATUS(status)
     return "" if code == 0 else f"exit code {code}"
-
-
-def _leftovers(pid: int, outcome: Outcome) -> None:
-    """After the child is reaped, its process group lives on only in processes the learner's code started: end them.
-    (The group's id cannot be given to another process while one of them lives.)"""
-    try:
-        os.killpg(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return
-    outcome.left_running = 1
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _end(pid: int, outcome: Outcome) -> None:
