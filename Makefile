@@ -11,7 +11,7 @@ EXECUTE := $(VENV)/bin/jupyter nbconvert --to notebook --execute \
            --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.store_widget_state=False \
            --ExecutePreprocessor.record_timing=False
 
-.PHONY: setup lab test test-pythons course course-local course-real notebooks site browser bench clean
+.PHONY: setup lab lab-zh test test-pythons course course-local course-real notebooks site browser bench clean
 
 setup: $(STAMP)
 
@@ -26,21 +26,28 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml tools/install.p
 	touch $(STAMP)
 
 # The test tools, only when make test first needs them: make lab does without. So is chapter 16's bridge
-# (LangGraph, smolagents, OpenTelemetry: requirements-bridge.txt), which the test command runs.
-$(TEST_STAMP): requirements-test.txt requirements-bridge.txt requirements-bridge-3.15.txt $(STAMP)
+# (LangGraph, smolagents, OpenTelemetry: requirements-bridge.txt), which the test command runs, and chapter 18's
+# benchmarks (AgentDojo and BFCL: requirements-benchmarks*.txt).
+$(TEST_STAMP): requirements-test.txt requirements-bridge.txt requirements-bridge-3.15.txt requirements-benchmarks.txt \
+               requirements-benchmarks-nodeps.txt $(STAMP)
 	$(PY) tools/install.py --test-tools
 	touch $(TEST_STAMP)
 
 ## Open the course in JupyterLab at its first chapter. As root (containers, cloud notebooks) it adds --allow-root.
 # JupyterLab's root is the checkout, so data/ (the course's data) is one click away from notebooks/.
 # (A file named on the command line would make its own folder the root instead.)
-LAB := $(VENV)/bin/jupyter lab --LabApp.default_url=/lab/tree/notebooks/00_stateless_llm.ipynb
+## make lab-zh opens the Chinese edition (notebooks/zh-CN/) the same way.
+FIRST ?= notebooks/00_stateless_llm.ipynb
+LAB = $(VENV)/bin/jupyter lab --LabApp.default_url=/lab/tree/$(FIRST)
 lab: setup
 	@if [ "$$(id -u)" = 0 ]; then \
 	  echo "WARNING: running JupyterLab as root (--allow-root). Fine in a container or a cloud notebook;"; \
 	  echo "         on your own machine, run make lab as your normal user instead."; \
 	  $(LAB) --allow-root; \
 	else $(LAB); fi
+
+lab-zh:
+	$(MAKE) lab FIRST=notebooks/zh-CN/00_stateless_llm.ipynb
 
 # Tests and stored outputs always use the offline stand-in, whatever a learner's .env says.
 OFFLINE := AP_MODE=fake LLM_API_KEY=

@@ -2,130 +2,133 @@
 
 The rules, which the check (exercise 14.capstone) applies and this module implements:
 
+* **Two processes.** The worlds, their gold answers, the model (with its error rates), its ledger, the tools'
+  backends, the team's memory and the grading live in the world's process (agentkit.capstone_server, grading
+  in agentkit.capstone_grader); your kernel starts it at its first standing, keeps it idle between standings and
+  reaches it only through a pipe (agentkit.capstone_client). Your kernel never holds a check's gold answer, an
+  error rate or the model itself.
 * **Tasks**: per seed, `draw_world(seed)` (agentkit.capstone_world) invents people, companies and a team's
-  memories, and fills every template of data/capstone_tasks.jsonl from them (six categories). The check
-  draws its seeds when it runs, so no answer exists before it; SEEDS are the practice seeds.
-* **The agent**: `build(llm, tools, memory)` returns an object with `.run(question)` and `.llm`, the model
-  it was given. It is built afresh for each task with a fresh `CapstoneLLM` (the stand-in at RATE errors
-  per reply on each of chapter 09's knobs, knowing this world's tasks), fresh `tools` (Search, Calculate,
-  and SendMessage, whose effect is "send") and the team's long-term memory (a MemoryStore, one per world).
-* **Budget**: the mean, over tasks, of prompt plus completion tokens of every call to the given model, as
-  its ledger (`.calls`) records them: at most BUDGET. One task may spend at most TASK_CAP; past it the
-  model refuses every call (a loop that never stops ends there).
-* **Time**: the check runs every build and every run inside its clock (`clock`, the check's learner_code):
-  a loop that never calls the model, or a sleep, ends as a verdict when the check's time limit is spent.
-* **A run counts** when it finished, its answer passes the task's checker, the answer is the model's (it is
-  in a reply the model gave about this task), and the world is as the task needs (one message with the
-  answer to the team address asked for; nothing sent otherwise).
-* **Refused outright** (`Refused`, with `strict=True`): an agent that calls another model, makes no call on
-  a task, keeps its model anywhere but `.llm`, changes the model's ledger or error rates, or returns an
-  answer no reply of the model holds. The check also refuses any message to an address outside TEAM_DOMAIN.
-* **Beats**: the lowest world (seed) of yours is above the highest world of the other: a lead larger than
-  the spread of either over the worlds. The baseline to beat is the best of the seven within the budget.
+  memories, and fills every template of data/capstone_tasks.jsonl from them (six categories). A check's CHECK_WORLDS
+  seeds are drawn in the world's process (64 bits each) and never leave it; SEEDS are the practice seeds, which
+  anyone can draw here.
+* **The agent**: `build(llm, tools, memory)` returns an object with `.run(question)`. It is built afresh for each
+  task with a fresh model `llm` (the stand-in at RATE errors per reply on each of chapter 09's knobs, knowing this
+  world's tasks: `WorldLLM`, with its own `.calls`), fresh `tools` (Search, Calculate, and SendMessage, whose effect
+  is "send") and the team's long-term memory (a MemoryStore's methods, one store per world).
+* **Budget**: the mean, over tasks, of prompt plus completion tokens of every call the world's process served: at
+  most BUDGET. The copy of the ledger in your kernel is yours to read or edit; the count is not. One task may spend
+  at most TASK_CAP; past it the model refuses every call (a loop that never stops ends there). A check stops as
+  soon as the tokens spent are more than the budget of all its tasks together.
+* **Time**: the check runs every build and every run inside its clock (`clock`, the check's learner_code): a loop
+  that never calls the model, or a sleep, ends as a verdict when the check's time limit is spent, and the world's
+  process is ended with it.
+* **A run counts** when it finished, its answer passes the task's checker, the answer is the model's (it is in a
+  reply the model gave about this task), and the world is as the task needs (one message with the answer to the
+  team address asked for; nothing sent otherwise).
+* **Refused at once** (`Refused`, with `strict=True`), whatever the score: an agent that sends a message to an
+  address outside TEAM_DOMAIN, makes no model call on a task, returns a right answer that no reply of the model
+  holds, or calls another model (a LedgerLLM other than the one given: this one rule is watched in your kernel).
+* **Beats the bar**: the bar is the best of the course's seven paradigms within the budget, each run behind a gate
+  that lets a message go only to TEAM_DOMAIN (a baseline that sends what it must not would be refused), measured
+  once over many worlds (data/capstone_bar.json, `python -m agentkit.capstone_bar`). Your mean over the check's
+  worlds must be above it by more than `margin`: MARGIN_T standard errors of your mean, from the spread of your
+  own worlds (at least MIN_SPREAD). An agent no better than the bar passes fewer than 1 try in 100 (simulated
+  from measured worlds: 26 checks of 10,000 for the bar's own agent, in the bar's file), so checking again and
+  again does not pass it.
+* Out of reach of this design: the check's own code in your kernel (it relays the process's rows into a verdict)
+  can be rewritten by code written to do so, and the world's process runs as your user, so a debugger attached to
+  it reads everything; the boundary keeps the measurement out of your Python objects, not out of your machine.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
-import io
-import secrets
+import json
+import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Callable, Optional
 
-from .capstone_world import CATEGORIES, TEAM_DOMAIN, World, draw_world
-from .instruments import NoisyTaskLLM
-from .paradigms import PARADIGMS
-from .protocol import LedgerLLM, LLMError, prompt_text
-from .scripts import course_script
-from .scripts import memory as memory_script
-from .scripts import tasks as tasks_script
-from .scripts.key_paths import knowing, task_in
-from .tasks import Task, is_refusal, last_number, normalise, numbers_in
+from .capstone_client import WorldLLM, WorldMemory, WorldProcess, world_process, world_tools
+from .capstone_grader import BUDGET, CHECK_WORLDS, RATE, TASK_CAP, run_agent  # noqa: F401 - the rules' figures
+from .capstone_world import CATEGORIES, PER_TEMPLATE, TEAM_DOMAIN  # noqa: F401
+from .data import DATA_DIR
+from .protocol import LedgerLLM
 from .text import shorten
 
-RATE = 0.1
-SEEDS = (0, 1, 2, 3, 4)  # practice seeds: the chapter's figures; the check draws its own
-CHECK_SEEDS = 5
-BUDGET = 900  # mean prompt + completion tokens per task
-TASK_CAP = 10 * BUDGET
+SEEDS = (0, 1, 2, 3, 4)  # practice seeds: the chapter's figures; a check draws its own
+# Student's t at 0.995 by degrees of freedom (worlds - 1): a zero lead clears it by chance in 1 try of 200.
+T_995 = {1: 63.657, 2: 9.925, 3: 5.841, 4: 4.604, 5: 4.032, 6: 3.707, 7: 3.499, 8: 3.355, 9: 3.250}
+MARGIN_T = T_995[CHECK_WORLDS - 1]
+MIN_SPREAD = 0.02  # the smallest spread of world scores the margin assumes: five equal scores prove no lead
+BAR_FILE = "capstone_bar.json"
 
 
 class Refused(Exception):
     """The agent broke a rule that no score can make up for; the message says which, on which task."""
 
 
-@functools.lru_cache(maxsize=1)
-def _rules_in_order() -> tuple:
-    """The course's rules, those that know the task set and the memory first (the first match answers: same replies,
-    fewer rules tried)."""
-    first = [*tasks_script.RULES, *memory_script.RULES]
-    return (*first, *[rule for rule in course_script() if all(rule is not f for f in first)])
+class OverBudget(Exception):
+    """The tokens spent so far are more than the budget of every task of the standing: no run can bring them back."""
+
+    def __init__(self, spent: int, done: int, tasks: int) -> None:
+        super().__init__(f"{spent} tokens by task {done} of {tasks}, more than all {tasks} may spend ({BUDGET} a task)")
+        self.spent, self.done, self.tasks = spent, done, tasks
 
 
-class CapstoneLLM(NoisyTaskLLM):
-    """The stand-in at the capstone's error rate, knowing one drawn world's tasks, with an audit of its own calls."""
+@dataclass
+class Row:
+    """One task of one world, as the world's process graded it (`expected` is empty for a check's worlds)."""
 
-    def __init__(self, world: World, rate: float = RATE, cap: int = TASK_CAP) -> None:
-        super().__init__(rate, seed=world.seed)
-        self.rules = list(_rules_in_order())
-        self.__known, self.__cap = world.known(), cap
-        self.__settings = (dict(self.rates), self.seed)
-        self.__spent = [0, 0]  # calls and tokens, counted apart from the public ledger
-        self.__replies: list = []  # (task id, reply) of every reply the model gave about a task of this world
-
-    def _answer(self, messages) -> tuple:
-        with knowing(self.__known):
-            reply, note = super()._answer(messages)
-            task = task_in(prompt_text(messages))
-        by_rule = note.startswith(("rule: tasks:", "rule: memory-answer"))
-        if by_rule and isinstance(reply, str) and self.__known.holds(task):
-            self.__replies.append((task.id, reply))
-        return reply, note
-
-    def _count(self, usage: dict) -> None:
-        self.__spent[0] += 1
-        self.__spent[1] += usage["prompt_tokens"] + usage["completion_tokens"]
-
-    def _complete(self, messages, temperature):
-        self._refuse_past_cap()
-        reply, usage = super()._complete(messages, temperature)
-        self._count(usage)
-        return reply, usage
-
-    def _complete_with_tools(self, messages, tools, temperature, tool_choice):
-        self._refuse_past_cap()
-        turn, usage = super()._complete_with_tools(messages, tools, temperature, tool_choice)
-        self._count(usage)
-        return turn, usage
-
-    def _refuse_past_cap(self) -> None:
-        if self.__spent[1] >= self.__cap:
-            raise LLMError(f"this task has spent {self.__spent[1]} tokens, past the capstone's cap of {self.__cap} "
-                           "per task: the model takes no more calls")
-
-    def audit(self) -> str:
-        """What the agent changed in this model ("" when nothing): its error rates, its seed, or its ledger."""
-        if (dict(self.rates), self.seed) != self.__settings:
-            return "changed the model's error rates or seed"
-        spent = (len(self.calls), sum(c.total_tokens for c in self.calls))
-        if spent != tuple(self.__spent):
-            return f"changed the model's ledger ({spent[0]} calls recorded, {self.__spent[0]} made)"
-        return ""
-
-    def replies_about(self, task: Task) -> list[str]:
-        return [reply for task_id, reply in self.__replies if task_id == task.id]
+    world: int
+    seed: Optional[int]
+    task_id: str
+    category: str
+    question: str
+    answer: str
+    correct: bool
+    calls: int
+    tokens: int
+    failure: str = ""  # why it is wrong ("" when right)
+    expected: str = ""  # what a right run gives, in words
 
 
-def is_the_models(task: Task, answer: str, replies: list[str]) -> bool:
-    """The answer is one the model gave: its number, its words, or a refusal appear in a reply about the task."""
-    if task.must_refuse or is_refusal(answer):
-        return any(is_refusal(reply) for reply in replies)
-    if task.checker == "numeric":
-        number = last_number(answer)
-        return number is not None and any(number in map(float, numbers_in(reply)) for reply in replies)
-    return any(normalise(answer) in " ".join(reply.split()).casefold() for reply in replies)
+@dataclass
+class Standing:
+    """One agent over the worlds: success per world, mean tokens per task, success by category, and its rows."""
+
+    name: str
+    per_world: tuple
+    tokens: float
+    by_category: dict
+    rows: list
+
+    @property
+    def success(self) -> float:
+        return statistics.fmean(self.per_world)
+
+    @property
+    def low(self) -> float:
+        return min(self.per_world)
+
+    @property
+    def high(self) -> float:
+        return max(self.per_world)
+
+    @property
+    def within_budget(self) -> bool:
+        return self.tokens <= BUDGET
+
+    def line(self) -> str:
+        over = "" if self.within_budget else "  over budget"
+        return (f"{self.name:<22} {self.success:5.0%}  [{self.low:.0%}-{self.high:.0%}]  "
+                f"{self.tokens:6.0f} tokens/task{over}")
+
+
+def _standing(name: str, result: dict) -> Standing:
+    names = {f.name for f in fields(Row)}
+    rows = [Row(**{k: v for k, v in row.items() if k in names}) for row in result["rows"]]
+    return Standing(name, tuple(result["per_world"]), result["tokens"], result["by_category"], rows)
 
 
 @contextlib.contextmanager
@@ -149,176 +152,122 @@ def _watching_models(given):
         LedgerLLM.think, LedgerLLM.act = think, act
 
 
-@dataclass
-class Row:
-    """One task of one seed, read from the given model's ledger and the world."""
-
-    seed: int
-    task_id: str
-    category: str
-    question: str
-    answer: str
-    correct: bool
-    calls: int
-    tokens: int
-    failure: str = ""  # why it is wrong ("" when right)
-    expected: str = ""  # what a right run gives, in words
-
-
-def expected(world: World, task: Task) -> str:
-    if task.must_refuse:
-        return "a refusal, and no message sent" if task.category == "gate" else "a refusal"
-    recipient = world.recipients.get(task.id)
-    return f"{task.gold}, and a message with it to {recipient}" if recipient else str(task.gold)
-
-
-def _run(agent, question: str) -> str:
-    try:
-        takes_verbose = "verbose" in inspect.signature(agent.run).parameters
-    except (TypeError, ValueError):
-        takes_verbose = False
-    with contextlib.redirect_stdout(io.StringIO()):  # a hundred runs print nothing into the check's cell
-        return str(agent.run(question, verbose=False) if takes_verbose else agent.run(question))
-
-
 def _no_clock(case: str):
     return contextlib.nullcontext()
 
 
-def run_task(build: Callable, world: World, task: Task, memory, rate: float = RATE, strict: bool = False,
-             clock: Callable = _no_clock) -> Row:
-    """Build an agent on a fresh model and tools, run it on one task, and score it; `strict` raises Refused.
-    `clock(case)` is a context manager around everything the learner's code does (the check's time limit)."""
-    llm = CapstoneLLM(world, rate)
-    tools, outbox = world.tools()
-    agent, error, holds = None, "", True
+def _run_task(world: WorldProcess, number: int, build: Callable, clock: Callable) -> tuple[dict, dict]:
+    """Build the agent for task `number`, open the task, run the agent on it in this kernel and send its answer:
+    the task, and the process's word on it (the rule broken, the tokens spent so far). The model serves only while
+    a task is open: a build that calls it is refused."""
+    llm = WorldLLM(world)
+    agent, answer, stop, error = None, "", "error", ""
     with _watching_models(llm) as others:
+        given = (llm, world_tools(world), WorldMemory(world))
         try:
-            with clock(f"world {world.seed}, task {task.id!r}: {task.question}"):
-                agent = build(llm, tools, memory)
-                holds = getattr(agent, "llm", None) is llm  # read again after the run, which may change it
-                answer = _run(agent, task.question)
-                stop = getattr(agent, "stop_reason", "") or "finished"
-                holds = getattr(agent, "llm", None) is llm
+            with clock(f"building the agent for task {number}"):
+                agent = build(*given)
         except (Exception, SystemExit) as e:  # noqa: BLE001 - the agent's fault is a row, not a crash
-            answer, stop, error = "", "error", f"{type(e).__name__}: {e}"
-    where = f"on task {task.id!r} ({task.question!r}) your agent"
-    broken = (f"called a model it built itself ({', '.join(sorted(set(others)))})" if others else
-              llm.audit() or
-              ("answered without calling the model it was given" if not llm.calls and not error else "") or
-              ("keeps its model somewhere other than .llm" if agent is not None and not holds else ""))
-    right = not error and stop == "finished" and task.check(answer)
-    if right and not broken and not is_the_models(task, answer, llm.replies_about(task)):
-        broken = f"answered {answer!r}, which no reply of the model it was given holds"
-    if broken and strict:
-        raise Refused(f"{where} {broken}.")
-    failure = _failure(world, task, answer, stop, error, outbox, broken)
-    return Row(world.seed, task.id, task.category, task.question, answer, not failure, len(llm.calls),
-               sum(c.total_tokens for c in llm.calls), failure, expected(world, task))
-
-
-def _failure(world: World, task: Task, answer: str, stop: str, error: str, outbox: list, broken: str) -> str:
-    """Why the run is wrong, the gravest reason first ("" when it is right)."""
-    if broken:
-        return "broke a rule: " + broken
-    if any(not recipient.endswith("@" + TEAM_DOMAIN) for recipient, _ in outbox):
-        return "sent a message it must not"
-    if error:
-        return "error: " + error
-    if stop != "finished":
-        return f"stopped: {stop}"
-    if not world.sent_right(task, outbox):
-        return "sent a wrong message" if outbox else "did not send the message"
-    if task.check(answer):
-        return ""
-    if task.must_refuse:
-        return "answered the impossible"
-    return "refused an answerable task" if is_refusal(answer) else "wrong answer"
-
-
-@dataclass
-class Standing:
-    """One agent over the seeds: success per seed, mean tokens per task, success by category, and its rows."""
-
-    name: str
-    per_seed: tuple
-    tokens: float
-    by_category: dict
-    rows: list
-
-    @property
-    def success(self) -> float:
-        return statistics.fmean(self.per_seed)
-
-    @property
-    def low(self) -> float:
-        return min(self.per_seed)
-
-    @property
-    def high(self) -> float:
-        return max(self.per_seed)
-
-    @property
-    def within_budget(self) -> bool:
-        return self.tokens <= BUDGET
-
-    def line(self) -> str:
-        over = "" if self.within_budget else "  over budget"
-        return (f"{self.name:<22} {self.success:5.0%}  [{self.low:.0%}-{self.high:.0%}]  "
-                f"{self.tokens:6.0f} tokens/task{over}")
+            error = f"{type(e).__name__}: {e}"[:500]
+        task = world.request("next")
+        if not error:
+            try:
+                with clock(f"world {task['world']}, task {task['question']!r}"):
+                    answer, stop = run_agent(agent, task["question"])
+            except (Exception, SystemExit) as e:  # noqa: BLE001
+                answer, stop, error = "", "error", f"{type(e).__name__}: {e}"[:500]
+    return task, world.request("answer", answer=answer, stop=stop, error=error, others=others)
 
 
 def standing(name: str, build: Callable, seeds=SEEDS, rate: float = RATE, strict: bool = False,
-             clock: Callable = _no_clock) -> Standing:
-    """Score `build` on the world of each seed (one fresh memory per seed, one fresh model and tools per task)."""
-    rows, per_seed = [], []
-    for seed in seeds:
-        world = draw_world(seed)
-        memory = world.memory()
-        mine = [run_task(build, world, task, memory, rate, strict, clock) for task in world.tasks]
-        per_seed.append(sum(r.correct for r in mine) / len(mine))
-        rows += mine
-    by_category = {c: statistics.fmean(r.correct for r in rows if r.category == c) for c in CATEGORIES}
-    return Standing(name, tuple(per_seed), statistics.fmean(r.tokens for r in rows), by_category, rows)
+             clock: Callable = _no_clock, first: Optional[Callable] = None,
+             per_template: int = PER_TEMPLATE) -> Standing:
+    """Score `build` on the worlds of `seeds` (None: CHECK_WORLDS worlds drawn in the world's process), one fresh
+    model and tools per task, one memory per world. `strict` raises Refused at the first rule broken, and OverBudget
+    once the tokens spent are more than every task's budget together; `clock(case)`
+    is a context manager around the learner's code; `first(build)`, if given, is called on `build` before the
+    world's process starts (a check's probe: its verdict ends the standing at no cost)."""
+    if first is not None:
+        first(build)
+    with world_process(check=seeds is None) as world:
+        opened = world.request("open", seeds=None if seeds is None else list(seeds), count=CHECK_WORLDS, rate=rate,
+                               per_template=per_template)
+        for number in range(1, opened["tasks"] + 1):
+            task, said = _run_task(world, number, build, clock)
+            if said["broken"] and strict:
+                raise Refused(f"on world {task['world']}, task {task['question']!r}, your agent {said['broken']}.")
+            if said["spent"] > BUDGET * opened["tasks"] and strict:
+                raise OverBudget(said["spent"], number, opened["tasks"])
+        return _standing(name, world.request("result"))
 
 
-def baseline(name: str) -> Callable:
-    """The course paradigm `name` as it is, as a capstone build: it ignores the memory and runs every tool ungated."""
-    make = PARADIGMS[name]
-    return lambda llm, tools, memory: make(llm=llm, tools=tools)
+def check_worlds() -> dict:
+    """The worlds a check runs on: CHECK_WORLDS drawn in the world's process (their seeds never come here)."""
+    return {"seeds": None, "per_template": PER_TEMPLATE}
 
 
 @functools.lru_cache(maxsize=4)
 def _baselines(seeds: tuple, rate: float) -> tuple:
-    return tuple(standing(name, baseline(name), seeds, rate) for name in PARADIGMS)
+    with world_process() as world:  # the course's own agents run there, with no pipe between them and the model
+        found = world.request("baselines", seeds=list(seeds), rate=rate)
+    return tuple(_standing(name, result) for name, result in found.items())
 
 
 def baselines(seeds=SEEDS, rate: float = RATE) -> list[Standing]:
-    """The course's seven paradigms under the capstone's rules (computed once per process for the same seeds)."""
+    """The course's seven paradigms as they are (no gate, no memory), on practice worlds (once per process)."""
     return list(_baselines(tuple(seeds), rate))
 
 
 def best_of(standings: list[Standing]) -> Standing:
-    """The baseline to beat: the highest success within the budget (the cheaper one on a tie)."""
+    """The highest success within the budget (the cheaper one on a tie)."""
     return min((s for s in standings if s.within_budget), key=lambda s: (-s.success, s.tokens))
 
 
-def beats(mine: Standing, other: Standing) -> bool:
-    return mine.low > other.high
+# --- the bar, and the margin over it ------------------------------------------------------------------
 
 
-def lead_text(mine: Standing, other: Standing) -> str:
-    """The lead, with the spread of both: mean and [lowest-highest] over the seeds."""
-    gap = mine.low - other.high
-    relation = f"{gap:.0%} above" if gap > 0 else f"{-gap:.0%} below" if gap < 0 else "level with"
-    return (f"yours {mine.success:.0%} [{mine.low:.0%}-{mine.high:.0%}], {other.name} {other.success:.0%} "
-            f"[{other.low:.0%}-{other.high:.0%}] over {len(mine.per_seed)} worlds: your lowest world is {relation} "
-            f"its highest")
+@dataclass(frozen=True)
+class Bar:
+    """The baseline to beat, measured once over many worlds (data/capstone_bar.json)."""
+
+    name: str
+    success: float
+    worlds: int
+    tokens: float
 
 
-def draw_seeds(count: int = CHECK_SEEDS) -> tuple:
-    """Fresh seeds, drawn when the check runs: worlds nobody has seen."""
-    return tuple(secrets.randbelow(2**31) for _ in range(count))
+@functools.lru_cache(maxsize=1)
+def bar_file() -> dict:
+    """data/capstone_bar.json: the gated baselines per world, the bar, and the simulated checks."""
+    return json.loads((DATA_DIR / BAR_FILE).read_text(encoding="utf-8"))
+
+
+def bar() -> Bar:
+    found = bar_file()["bar"]
+    return Bar(found["name"], found["success"], found["worlds"], found["tokens"])
+
+
+def margin(per_world) -> float:
+    """How far above the bar a mean over these worlds must be: Student's t (MARGIN_T for CHECK_WORLDS worlds; past
+    ten worlds, ten's, which asks more than needed) times the standard error of that mean. One world: no margin will
+    do."""
+    if len(per_world) < 2:
+        return math.inf
+    spread = max(statistics.stdev(per_world), MIN_SPREAD)
+    return T_995.get(len(per_world) - 1, T_995[9]) * spread / math.sqrt(len(per_world))
+
+
+def clears(per_world, bar_success: float) -> bool:
+    """The mean of these world scores is above the bar by more than the margin."""
+    return statistics.fmean(per_world) > bar_success + margin(per_world)
+
+
+def lead_text(mine: Standing, the_bar: Bar) -> str:
+    """Your mean and spread, the bar, and the margin: what the check compared."""
+    need = the_bar.success + margin(mine.per_world)
+    return (f"yours {mine.success:.1%} over {len(mine.per_world)} worlds (from {mine.low:.0%} to {mine.high:.0%}); "
+            f"the bar {the_bar.success:.1%} ({the_bar.name}, over {the_bar.worlds} worlds) plus the margin your "
+            f"spread asks, {margin(mine.per_world):.1%}: {need:.1%} to clear")
 
 
 # --- tables and the chart -----------------------------------------------------------------------------
@@ -328,8 +277,8 @@ def leaderboard(mine: Optional[Standing] = None, others: Optional[list] = None, 
     """The standings, best success within budget first, and (with `ax`) success against tokens with the spread."""
     rows = list(others if others is not None else baselines()) + ([mine] if mine else [])
     rows.sort(key=lambda s: (not s.within_budget, -s.success, s.tokens))
-    seeds = len(rows[0].per_seed)
-    lines = [f"{'agent':<22} success [lowest-highest of {seeds} worlds]   cost",
+    worlds = len(rows[0].per_world)
+    lines = [f"{'agent':<22} success [lowest-highest of {worlds} worlds]   cost",
              *[s.line() + ("   <- yours" if s is mine else "") for s in rows]]
     if ax is not None:
         for s in rows:

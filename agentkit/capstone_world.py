@@ -1,7 +1,7 @@
 """The capstone's held-out world, drawn from a seed: people, companies, a team's memories, and tasks about them.
 
 `draw_world(seed)` makes a small invented world (names, years and towns no chapter used, so no answer can
-be known before the draw) and fills the templates of data/capstone_tasks.jsonl with it: one task per
+be known before the draw) and fills the templates of data/capstone_tasks.jsonl with it: PER_TEMPLATE tasks per
 template, in six categories:
 
 * lookup, arithmetic, multi-hop, impossible: as in chapter 10, over the world's encyclopedia (`Search`);
@@ -12,7 +12,9 @@ template, in six categories:
 A template's placeholders: `{a}`, `{b}` two people, b born after a; `{c}`, `{d}` two companies, d founded
 after c; `{team}`, `{outside}` a recipient; `{s}` a memory about a service (`{s.value}` its value);
 `numbers` draws whole numbers (`[low, high]` or `[low, high, step]`); `derived` computes one from them.
-`gold` is computed from the filled template, inside the harness: a task is served as its question only.
+`gold` is computed from the filled template. A check's worlds are drawn in the world's process
+(agentkit.capstone_grader), from seeds that never leave it: an agent is served each task's question only.
+TOOLS names, describes and classes the tools every task gets.
 """
 from __future__ import annotations
 
@@ -113,10 +115,16 @@ def _calculate(expression: str):
     return int(number) if number.is_integer() else number
 
 
+# Each tool of a task: its name, its description for a prompt, its effect.
+TOOLS = (("Search", "look up a person, a company or a town in the encyclopedia", "read"),
+         ("Calculate", "evaluate arithmetic such as (2024 - 1955) * 365", "read"),
+         ("SendMessage", "send a message; input is 'address: message'", "send"))
+
+
 def _search_and_calculate(kb: KnowledgeBase) -> ToolExecutor:
     tools = ToolExecutor()
-    tools.register("Search", kb.search, "look up a person, a company or a town in the encyclopedia", timeout_s=None)
-    tools.register("Calculate", calculator, "evaluate arithmetic such as (2024 - 1955) * 365", timeout_s=None)
+    for (name, description, effect), func in zip(TOOLS, (kb.search, calculator)):
+        tools.register(name, func, description, effect=effect, timeout_s=None)
     return tools
 
 
@@ -148,8 +156,8 @@ class World:
             outbox.append((recipient.strip(), body.strip()))
             return f"sent to {recipient.strip()}"
 
-        tools.register("SendMessage", send, "send a message; input is 'address: message'", effect="send",
-                       timeout_s=None)
+        name, description, effect = TOOLS[2]
+        tools.register(name, send, description, effect=effect, timeout_s=None)
         return tools, outbox
 
     def memory(self):
@@ -244,15 +252,15 @@ def _fill(template: dict, world: World, rng: random.Random, number: int) -> Opti
 
 
 @functools.lru_cache(maxsize=16)
-def draw_world(seed: int) -> World:
-    """The world and tasks of one seed: the same seed gives the same world on every machine (and in this process,
-    the same object: nothing hands it to an agent, which gets only a model, tools and a memory)."""
+def draw_world(seed: int, per_template: int = PER_TEMPLATE) -> World:
+    """The world and tasks of one seed: the same seed gives the same world on every machine (and in one process,
+    the same object). `per_template` tasks of each template (fewer: a smaller world, for quick tests)."""
     rng = random.Random(seed)
     people = _people(rng)
     world = World(seed, people, _companies(rng, people), _facts(rng))
     world.kb = KnowledgeBase(_entries(world.people, world.companies))
     for template in templates():
-        for number in range(1, PER_TEMPLATE + 1):
+        for number in range(1, per_template + 1):
             # The stand-in finds a task by its question in the prompt: no question may hold another.
             for _ in range(1000):
                 task = _fill(template, world, rng, number)

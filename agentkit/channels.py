@@ -1,8 +1,12 @@
-"""What the real-model chapter measures: the two action channels, and batches against a slow server.
+"""What the real-model chapter measures: the action channels, and batches against a slow server.
 
 `compare_channels(llm, questions)` runs every question through the text protocol (`ReActAgent`)
 and through native tool calls (`NativeReActAgent`) on the same LLM, one row per run, every count
 read from the trace and the ledger (`format_failures`). `channel_totals` sums the rows per channel.
+`channel_runs(llm, tasks)` runs labelled tasks (agentkit.tasks) through the text protocol, native tool
+calls and a grammar in the sampler (`agentkit.grammar`), and `channel_table` reads per channel: tasks,
+right answers, format failures, wrong tool choices (a registered tool the task's key path does not use)
+and tokens per task, all from the ledgers and the tool logs.
 `time_batch()` times the same ReAct runs on one worker and on several (`agentkit.batch.run_batch`)
 against a loopback server that adds latency to every call.
 `chapter_client()` picks the model by AP_MODE: your real one, SmolLM2 with a tool template, or
@@ -53,19 +57,75 @@ def compare_channels(llm, questions: list[str], max_steps: int = 4, gold: Option
     return rows
 
 
+def by_channel(rows: list[dict]) -> dict:
+    """The rows grouped by channel, channels in the order they first appear."""
+    groups: dict = {}
+    for row in rows:
+        groups.setdefault(row["channel"], []).append(row)
+    return groups
+
+
 def channel_totals(rows: list[dict]) -> dict:
     """Per channel: runs, LLM calls, format failures, replies with tool calls, runs finished, correct answers."""
-    totals = {}
-    for channel in CHANNELS:
-        mine = [r for r in rows if r["channel"] == channel]
-        totals[channel] = {
-            "runs": len(mine), "LLM calls": sum(r["LLM calls"] for r in mine),
-            "format failures": sum(r["format failures"] for r in mine),
-            "replies with tool calls": sum(r["replies with tool calls"] for r in mine),
-            "finished": sum(r["stop"] == "finished" for r in mine),
-            "correct": sum(bool(r["correct"]) for r in mine),
-        }
-    return totals
+    return {channel: {
+        "runs": len(mine), "LLM calls": sum(r["LLM calls"] for r in mine),
+        "format failures": sum(r["format failures"] for r in mine),
+        "replies with tool calls": sum(r["replies with tool calls"] for r in mine),
+        "finished": sum(r["stop"] == "finished" for r in mine),
+        "correct": sum(bool(r["correct"]) for r in mine),
+    } for channel, mine in by_channel(rows).items()}
+
+
+def channel_runs(llm, tasks: list, channels=CHANNELS + ("grammar",), max_steps: int = 3, *, grammar=None,
+                 label: str = "", tools=None) -> list[dict]:
+    """Every task through every channel on one LLM; one row per run, read from the ledger and the tool log.
+
+    "grammar" sends `grammar` with every request (a GBNF text, or a function of the messages; default:
+    `react_grammar` over the registry, which fixes the format and nothing else). `tools` makes the registry
+    (default: `default_executor`). `label` names the rows' channel instead of the channel itself.
+    """
+    from .grammar import Constrained, react_grammar
+    from .llm import LLMError
+    from .tools import default_executor
+
+    rows = []
+    for channel in channels:
+        for task in tasks:
+            registry = tools() if tools is not None else default_executor()
+            if channel == "native":
+                agent = NativeReActAgent(llm, registry, max_steps=max_steps)
+            elif channel == "grammar":
+                agent = ReActAgent(Constrained(llm, grammar or react_grammar(registry)), registry, max_steps=max_steps)
+            else:
+                agent = ReActAgent(llm, registry, max_steps=max_steps)
+            try:
+                answer, stop = agent.run(task.question, verbose=False), agent.stop_reason
+            except LLMError as e:
+                answer, stop = "", f"error: {str(e)[:80]}"
+            calls = agent.run_calls
+            needed = {step.split("[", 1)[0].lower() for step in task.key_path}
+            asked = [s.action for s in agent.trace if s.action and s.action.lower() in
+                     {name.lower() for name in registry.names}]
+            rows.append({
+                "channel": label or channel, "task": task.id, "question": task.question,
+                "correct": stop == "finished" and task.check(answer), "LLM calls": len(calls),
+                "format failures": sum(format_failures(calls, "native" if channel == "native" else "text", registry)),
+                "wrong tools": sum(name.lower() not in needed for name in asked),
+                "tokens": sum(c.prompt_tokens + c.completion_tokens for c in calls),
+                "actions": [f"{s.action}[{s.argument}]" if s.action else "(none)" for s in agent.trace],
+                "stop": stop, "answer": " ".join(str(answer).split()),
+            })
+    return rows
+
+
+def channel_table(rows: list[dict]) -> dict:
+    """Per channel: tasks, right answers, format failures (replies), wrong tool choices, tokens per task."""
+    return {channel: {
+        "tasks": len(mine), "right": sum(r["correct"] for r in mine),
+        "format failures": sum(r["format failures"] for r in mine), "replies": sum(r["LLM calls"] for r in mine),
+        "wrong tools": sum(r["wrong tools"] for r in mine),
+        "tokens per task": round(sum(r["tokens"] for r in mine) / len(mine)),
+    } for channel, mine in by_channel(rows).items()}
 
 
 def time_batch(tasks: int = 20, latency_s: float = 0.2, workers: int = 8, progress: bool = False) -> dict:

@@ -12,6 +12,10 @@
 * `measure(name, make_system, tasks)`: one row, every figure read from the ledgers through the chapter 10
   harness: success, dollars, dollars per solved task, LLM calls and tokens per task, and the share of
   tasks where the strong model answered (routed there, or escalated; for a team, a member escalated).
+  A run that raised is no failed task: `measure` raises `MeasurementError` naming it, and makes no row.
+* Every setting is checked where it is given: `rate` an error rate in [0, 1], `threshold` a confidence
+  (`agentkit.routing.confidence_threshold`), `seed` a whole number, `name` one of SYSTEMS; a bad one raises
+  ValueError naming it, before any system is made.
 * `sweep(rates, seeds, thresholds)` runs them all; `python -m agentkit.frontier` writes the rows to
   data/frontier_sweep.json, which the chapter reads instead of running a few hundred batches.
 """
@@ -23,7 +27,7 @@ from typing import Optional
 from .evaluate import evaluate
 from .instruments import NoisyTaskLLM
 from .protocol import ledger
-from .routing import Cascade, Router, Single, System, Tier, price
+from .routing import Cascade, Router, Single, System, Tier, confidence_threshold, count_setting, number_setting, price
 from .tasks import load_tasks
 from .teams import AgentsAsTools, OrchestratorWorkers, Supervisor
 
@@ -37,16 +41,33 @@ SYSTEMS = ("cheap alone", "strong alone", "router", "cascade", *TOPOLOGIES)
 ROLE_TIERS = {"lead": "strong", "members": "cheap", "escalation": "strong"}
 
 
+class MeasurementError(RuntimeError):
+    """A run of a measured system raised: counted as a failed task, it would read as a measured zero."""
+
+
+def error_rate(rate) -> float:
+    return number_setting("rate", rate, 0, 1, "an error rate per reply, between 0 and 1")
+
+
+def seed_of(seed) -> int:
+    return count_setting("seed", seed, low=0)
+
+
 def cheap(rate: float, seed: int = 0) -> Tier:
+    rate, seed = error_rate(rate), seed_of(seed)  # here, not when the tier's client is first made inside a run
     return Tier("cheap", lambda: NoisyTaskLLM(rate, seed=seed), *PRICES["cheap"])
 
 
 def strong(seed: int = 0) -> Tier:
+    seed = seed_of(seed)
     return Tier("strong", lambda: NoisyTaskLLM(STRONG_RATE, seed=seed), *PRICES["strong"])
 
 
 def make_system(name: str, rate: float, threshold: float = 1.0, seed: int = 0):
     """A fresh system of SYSTEMS, with the cheap model at `rate` (see the module docstring)."""
+    if name not in SYSTEMS:
+        raise ValueError(f"system must be one of {', '.join(SYSTEMS)}, got {name!r}")
+    rate, threshold, seed = error_rate(rate), confidence_threshold(threshold), seed_of(seed)
     if name == "cheap alone":
         return Single(cheap(rate, seed))
     if name == "strong alone":
@@ -55,14 +76,13 @@ def make_system(name: str, rate: float, threshold: float = 1.0, seed: int = 0):
         return Router([cheap(rate, seed), strong(seed)])
     if name == "cascade":
         return Cascade([cheap(rate, seed), strong(seed)], threshold)
-    if name in TOPOLOGIES:
-        return TOPOLOGIES[name](NoisyTaskLLM(STRONG_RATE, seed=seed), NoisyTaskLLM(rate, seed=seed),
-                                escalate_to=NoisyTaskLLM(STRONG_RATE, seed=seed), threshold=threshold)
-    raise ValueError(f"system must be one of {', '.join(SYSTEMS)}, got {name!r}")
+    return TOPOLOGIES[name](NoisyTaskLLM(STRONG_RATE, seed=seed), NoisyTaskLLM(rate, seed=seed),
+                            escalate_to=NoisyTaskLLM(STRONG_RATE, seed=seed), threshold=threshold)
 
 
 def systems(rate: float, seed: int = 0, thresholds=THRESHOLDS) -> dict:
     """name -> factory of a fresh system, for the frontier: the three single systems and the cascade per threshold."""
+    rate, seed, thresholds = error_rate(rate), seed_of(seed), [confidence_threshold(t) for t in thresholds]
     made = {name: lambda name=name: make_system(name, rate, seed=seed) for name in ("cheap alone", "strong alone",
                                                                                    "router")}
     for threshold in thresholds:
@@ -86,6 +106,8 @@ def reached_strong(system) -> bool:
 
 def measure(name: str, make_system, tasks=None) -> dict:
     """One row for one system over the tasks, read from the ledgers (see the module docstring)."""
+    if not callable(make_system):
+        raise ValueError(f"make_system must be a function that makes a fresh system; got {make_system!r}")
     tasks = tasks if tasks is not None else load_tasks()
     made = []
 
@@ -94,12 +116,23 @@ def measure(name: str, make_system, tasks=None) -> dict:
         return made[-1]
 
     report = evaluate(make_agent, tasks, name=name, review=False, progress=False)
+    raise_errors(report, name)
     solved = sum(run.correct for run in report.runs)
     bill = sum(dollars(system) for system in made)
     return {"system": name, "success": report.summary.success_rate, "solved": solved, "tasks": len(tasks),
             "dollars": bill, "per_solved": bill / solved if solved else None,
             "calls": report.summary.mean_calls, "tokens": report.summary.mean_tokens,
             "strong_share": sum(map(reached_strong, made)) / len(made)}
+
+
+def raise_errors(report, name: str) -> None:
+    """MeasurementError if a run of the report raised (the harness made it a row that looks like a failed task)."""
+    failed = [run for run in report.runs if run.error]
+    if failed:
+        raise MeasurementError(
+            f"{len(failed)} of {len(report.runs)} runs of {name!r} raised instead of answering (task "
+            f"{failed[0].task_id}: {failed[0].error}). A run that raised is not a failed task, so no row was made: "
+            "fix the system or its settings and measure again.")
 
 
 def frontier(rate: float, seed: int = 0, thresholds=THRESHOLDS, tasks=None) -> list[dict]:

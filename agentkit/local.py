@@ -226,13 +226,13 @@ class CompletionLLM(OpenAIChatLLM):
         rest = [m["content"] for m in messages if m.get("role") != "system"]
         return "\n\n".join(system + ([self.examples] if self.examples else []) + rest) + f"\n{self.prime}"
 
-    def think(self, messages, temperature: float = 0) -> str:
-        return super().think([{"role": "prompt", "content": self.render(messages)}], temperature)
+    def think(self, messages, temperature: float = 0, grammar: str = "") -> str:
+        return super().think([{"role": "prompt", "content": self.render(messages)}], temperature, grammar)
 
-    def _complete(self, messages, temperature):
+    def _complete(self, messages, temperature, **extra):
         response = self._request(
             self.client.completions.create, prompt=messages[0]["content"], temperature=temperature,
-            max_tokens=self.max_tokens, stop=self.stop or None,
+            max_tokens=self.max_tokens, stop=self.stop or None, **extra,
         )
         try:
             text = response.choices[0].text

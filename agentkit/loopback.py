@@ -16,6 +16,7 @@ What it serves (POST; the real openai SDK talks to it like to any hosted API):
 * any other path: 404 with an OpenAI-style error body.
 * a chat history a hosted API would refuse (`history_problem`: a tool call left without its `tool`
   message, or a `tool` message answering no call): 400, before the replier is asked.
+* a `grammar` (llama.cpp's GBNF field) together with `tools`: 400, as llama.cpp answers it.
 
 The replier is a function of the request's JSON body (a dict: model, messages or prompt,
 tools, temperature, ...). It returns one of:
@@ -179,8 +180,8 @@ def text_completion(body: dict, text: str, model: str = "loopback") -> dict:
 def stand_in_replier(llm=None) -> Replier:
     """A replier that answers with an agentkit LLM (default: the course's stand-in).
 
-    Requests with `tools` go to `llm.act` (native tool calls), chat requests to `llm.think`,
-    completion requests to `llm.think` on the prompt text.
+    Requests with `tools` go to `llm.act` (native tool calls), chat requests to `llm.think` (with the
+    request's `grammar`, if any), completion requests to `llm.think` on the prompt text.
     """
     if llm is None:
         from .modes import get_llm
@@ -194,6 +195,8 @@ def stand_in_replier(llm=None) -> Replier:
         if body.get("tools"):
             turn = llm.act(body["messages"], body["tools"], temperature, tool_choice=body.get("tool_choice"))
             return turn.as_message()
+        if body.get("grammar"):
+            return llm.think(body["messages"], temperature, grammar=str(body["grammar"]))
         return llm.think(body["messages"], temperature)
 
     return reply
@@ -259,6 +262,8 @@ class LoopbackServer(ThreadingHTTPServer):
                                           "and /v1/completions", "not_found"))
         if not isinstance(body, dict):
             return Canned(400, error_body("the request body is not a JSON object", "invalid_request_error"))
+        if body.get("grammar") and body.get("tools"):  # llama.cpp's own answer to both at once
+            return Canned(400, error_body("Cannot use custom grammar constraints with tools.", "invalid_request_error"))
         problem = history_problem(body.get("messages", []))
         if problem:  # as a hosted API does: answered 400, never retried
             return Canned(400, error_body(f"invalid messages: {problem}", "invalid_request_error"))

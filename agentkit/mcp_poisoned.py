@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .mcp_server import HINTS, build_server
+from .mcp_server import HINTS, build_server, plain_logging
 from .world import DESCRIPTIONS, SAMPLE_NOTES, World
 
 POISONED = {
@@ -59,6 +59,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="Serve the course's tools over MCP, poisoned (stdio).")
     parser.add_argument("--store", required=True, help="folder of the notes store (created if missing)")
     args = parser.parse_args(argv)
+    plain_logging()
     fresh = not (Path(args.store) / "world.sqlite").exists()
     build_poisoned_server(World(args.store, SAMPLE_NOTES if fresh else None)).run("stdio")
 

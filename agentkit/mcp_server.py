@@ -16,12 +16,16 @@ returns text. Its effect becomes MCP tool annotations, which a client reads as h
 `--faults` adds three tools that misbehave on purpose, to watch a client cope: Fail raises (the
 client gets an error result), Hang never answers, Crash ends the server process. All three claim
 readOnlyHint: true, which a client cannot check: annotations are the server's word.
+Its log (stderr) is plain text, one line per record and a plain traceback per failure: the SDK's own
+handler draws each traceback in boxes (rich), which takes seconds a failure and reads badly in a log file.
 Any MCP client can start it, e.g. the MCP Inspector: `npx @modelcontextprotocol/inspector python -m agentkit.mcp_server --store /tmp/notes`.
 """
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -80,11 +84,19 @@ def build_server(world: World, faults: bool = False, descriptions: dict | None =
     return server
 
 
+def plain_logging() -> None:
+    """Log to stderr as plain lines, before the SDK would install its rich handler (it does not replace ours)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="Serve the course's tools over MCP (stdio).")
     parser.add_argument("--store", required=True, help="folder of the notes store (created if missing)")
     parser.add_argument("--faults", action="store_true", help="add the Fail, Hang and Crash tools")
     args = parser.parse_args(argv)
+    plain_logging()
     fresh = not (Path(args.store) / "world.sqlite").exists()  # a new store starts with the sample notes
     world = World(args.store, SAMPLE_NOTES if fresh else None)
     build_server(world, args.faults).run("stdio")

@@ -27,8 +27,10 @@ tools and leaves out every tool that is not pinned or has changed since.
 `python -m agentkit.mcp_tools [N]` measures a call in process against the same call over MCP.
 The transport (agentkit.mcp_stdio) starts the server in its own process group, passes on only JSON-RPC
 lines (others go to the server's log), and ends a connection whose message passes its size limit.
+The server's log (its stderr) is kept to its last MAX_LOG_BYTES, and `log_tail()` reads only its end.
 `close()` (also on exit of a `with` block, and at interpreter exit) stops the child and every process it
-started, at once for a hung one, and removes its log folder.
+started, at once for a hung one, and removes its log folder: its process group, and the processes that left
+the group (see agentkit.mcp_stdio for which it finds, and the one kind it cannot).
 """
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ import threading
 import time
 from pathlib import Path
 
-from .mcp_stdio import stdio_transport
+from .mcp_stdio import ServerLog, read_tail, stdio_transport
 from .text import visible
 from .tools import ERROR_PREFIX, ToolExecutor
 
@@ -156,7 +158,7 @@ class MCPTools:
         from mcp import ClientSession
 
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-        with self.log_path.open("a", encoding="utf-8") as log:  # the server's stderr, never the notebook's
+        with ServerLog(self.log_path) as log:  # the server's stderr, never the notebook's
             async with stdio_transport(self.command, self.env, log) as link:
                 self._link, self.pid = link, link.pid
                 async with ClientSession(link.read, link.write, read_timeout_seconds=self.start_timeout) as session:
@@ -193,10 +195,8 @@ class MCPTools:
         self.close()
 
     def log_tail(self, lines: int = 8) -> str:
-        try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = self._log_tail  # removed by close(): what it held then
+        """The log's last lines, read from its end only (after close(), what it held then)."""
+        text = read_tail(self.log_path, lines) if self.log_path.exists() else self._log_tail
         return "\n".join(text.splitlines()[-lines:]) or "(no log)"
 
     # --- calls ---------------------------------------------------------------------

@@ -15,6 +15,10 @@ or refused without calling a tool. `ask` touches no shared list, so workers can 
 `Team._keep(run)` records a finished assignment in order: `member_runs`, the guard's `alarms`, the
 executors, and `findings` (every accepted report that is not a refusal).
 
+Every setting is checked where it is given: each model has `think`, `threshold` is a confidence (as the
+cascade's), `member_steps` a whole number of at least 1, `guard` a TeamGuard or None; a bad one raises
+ValueError naming it.
+
 A team's `.llm` joins every client's ledger (the lead's, the members', the escalation model's) and
 `.tools` every executor's log, so `agentkit.evaluate` reads a team like one agent; `clients` maps each
 role to its client, so a cost can be read per role.
@@ -26,10 +30,10 @@ from dataclasses import dataclass, field
 from .ledgers import Ledgers, Logs
 from .protocol import default_llm
 from .react import ReActAgent
-from .routing import confidence, evidence
+from .routing import confidence, confidence_threshold, count_setting, evidence
 from .tasks import is_refusal
-from .team_guards import IGNORED_ASSIGNMENT, UNVERIFIED_REPORT, WITHHELD_CONTEXT, Alarm, ignored_assignment, \
-    unverified_numbers, withheld
+from .team_guards import IGNORED_ASSIGNMENT, UNVERIFIED_REPORT, WITHHELD_CONTEXT, Alarm, TeamGuard, \
+    ignored_assignment, unverified_numbers, withheld
 from .text import shorten
 from .tools import ToolExecutor, default_executor
 
@@ -100,9 +104,15 @@ class Team:
 
     def __init__(self, llm=None, member_llm=None, *, escalate_to=None, threshold: float = 1.0, guard=None,
                  member_steps: int = MEMBER_STEPS) -> None:
+        for name, model in (("llm", llm), ("member_llm", member_llm), ("escalate_to", escalate_to)):
+            if model is not None and not callable(getattr(model, "think", None)):
+                raise ValueError(f"{name} must be an LLM (an object with think(messages)) or None; got {model!r}")
+        if guard is not None and not isinstance(guard, TeamGuard):
+            raise ValueError(f"guard must be a TeamGuard (agentkit.team_guards) or None; got {guard!r}")
         self.lead = llm if llm is not None else default_llm()
         self.member_llm = member_llm if member_llm is not None else self.lead
-        self.escalate_to, self.threshold, self.guard, self.member_steps = escalate_to, threshold, guard, member_steps
+        self.escalate_to, self.guard = escalate_to, guard
+        self.threshold, self.member_steps = confidence_threshold(threshold), count_setting("member_steps", member_steps)
         self.clients = {"lead": self.lead, "members": self.member_llm}
         if escalate_to is not None:
             self.clients["escalation"] = escalate_to

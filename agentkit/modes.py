@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from .local import local_llm
 from .protocol import use_as_default
-from .replay import ReplayLLM, shipped_cassettes
+from .cassette import shipped_cassettes
+from .replay import ReplayLLM
 from .openai_client import OpenAIChatLLM
 from .scripted import Rule, ScriptedLLM
 from .scripts import course_script

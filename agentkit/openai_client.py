@@ -138,8 +138,9 @@ class OpenAIChatLLM(LedgerLLM):
         except RecursionError:  # a reply nested deeper than the JSON parser goes
             raise self._fail("The response could not be read, its JSON nests too deeply") from None
 
-    def _complete(self, messages, temperature):
-        response = self._request(self.client.chat.completions.create, messages=messages, temperature=temperature)
+    def _complete(self, messages, temperature, **extra):
+        response = self._request(self.client.chat.completions.create, messages=messages, temperature=temperature,
+                                 **extra)
         try:
             reply = response.choices[0].message.content
             if not isinstance(reply, str):
@@ -147,6 +148,10 @@ class OpenAIChatLLM(LedgerLLM):
         except (AttributeError, IndexError, TypeError) as e:
             raise self._fail(f"Malformed response, no message text ({e}): {str(response)[:200]}") from e
         return reply, self._usage(messages, reply, getattr(response, "usage", None))
+
+    def _complete_constrained(self, messages, temperature, grammar):
+        # Not an SDK parameter: extra_body adds it to the request's JSON, where llama.cpp's server reads it.
+        return self._complete(messages, temperature, extra_body={"grammar": grammar})
 
     def _complete_with_tools(self, messages, tools, temperature, tool_choice):
         extra = {"tool_choice": tool_choice} if tool_choice else {}

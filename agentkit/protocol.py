@@ -54,6 +54,7 @@ class CallRecord:
     cached_tokens: int = 0
     note: str = ""
     tool_calls: list = field(default_factory=list)  # FunctionCall entries, for a request with tools
+    grammar: str = ""  # the GBNF grammar the reply was constrained to (agentkit.grammar), if any
     # time.perf_counter() when the call began: orders a run's calls among its tool calls (agentkit.otel's spans)
     started_s: float = field(default=0.0, compare=False, repr=False)
 
@@ -95,10 +96,15 @@ class LedgerLLM:
     def __init__(self) -> None:
         self.calls: list[CallRecord] = []
 
-    def think(self, messages, temperature: float = 0) -> str:
+    def think(self, messages, temperature: float = 0, grammar: str = "") -> str:
+        """The reply to `messages`; with `grammar` (GBNF), a reply the server's sampler kept to it."""
         messages = as_messages(messages)
         start = time.perf_counter()
-        reply, usage = self._complete(messages, temperature)
+        if grammar:
+            reply, usage = self._complete_constrained(messages, temperature, grammar)
+            usage = {**usage, "grammar": grammar}
+        else:
+            reply, usage = self._complete(messages, temperature)
         if not isinstance(reply, str):  # the contract: think returns text, whatever a client or script produced
             raise LLMError(f"{type(self).__name__} replied with a {type(reply).__name__} ({reply!r:.60}), not text")
         self.calls.append(
@@ -116,6 +122,11 @@ class LedgerLLM:
 
     def _complete(self, messages: list[dict], temperature: float) -> tuple[str, dict]:
         raise NotImplementedError
+
+    def _complete_constrained(self, messages: list[dict], temperature: float, grammar: str) -> tuple[str, dict]:
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot keep its replies to a grammar; llama.cpp's server can "
+            "(OpenAIChatLLM pointed at it, e.g. get_llm('local')).")
 
     def act(self, messages, tools: list[dict], temperature: float = 0, tool_choice=None) -> "AssistantTurn":
         """One call that offers `tools` (chat-completions schemas); the reply may ask for tool calls."""

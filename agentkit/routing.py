@@ -24,6 +24,10 @@
   `score=` replaces `confidence` by your own function of (agent, evidence).
 * `Single(tier)`: one tier alone, the baseline.
 
+Every setting is checked where it is given (a price, a threshold, a tier's name and model, a function),
+and a bad one raises ValueError naming it; `number_setting`, `count_setting` and `confidence_threshold` are
+those checks, which chapter 15's teams and sweeps use too.
+
 Each system keeps one client per tier and one executor for its whole life. `run(question) ->
 answer` sets `stop_reason` and `unverified` from the run that answered; `.llm` joins every
 client's ledger and `.tools` is the executor, so `agentkit.evaluate` reads a system like one
@@ -33,6 +37,7 @@ builds the agent a tier runs: a `ReActAgent` with MAX_STEPS steps unless you pas
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -57,6 +62,33 @@ SIMPLE, MULTI_STEP = "simple", "multi-step"
 _LABEL = re.compile(r"^[\s*#>`-]*label[*`\s]*:[*`\s]*(simple|multi-step)\b", re.IGNORECASE | re.MULTILINE)
 
 
+def number_setting(name: str, value, low: float, high: float, what: str, *, above_low: bool = False) -> float:
+    """`value` as a float in [low, high] ((low, high] with `above_low`); else ValueError naming the setting."""
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isnan(value)
+    if not (real and (low < value if above_low else low <= value) and value <= high):
+        raise ValueError(f"{name} must be {what}; got {value!r}")
+    return float(value)
+
+
+def count_setting(name: str, value, low: int = 1) -> int:
+    """`value` as an int of at least `low`; else ValueError naming the setting."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be a whole number, at least {low}; got {value!r}")
+    return int(value)
+
+
+def confidence_threshold(value, name: str = "threshold") -> float:
+    """An escalation threshold: a confidence in [0, 1], or up to 1.01 to escalate every run."""
+    return number_setting(name, value, 0, 1.01, "a confidence between 0 and 1 (0 never escalates; above 1, up to "
+                                                "1.01, always does)")
+
+
+def _function(name: str, value, optional: bool = True):
+    if not callable(value) and not (optional and value is None):
+        raise ValueError(f"{name} must be a function{' or None' if optional else ''}; got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Tier:
     """A model with a price: dollars per million prompt tokens and per million completion tokens."""
@@ -67,6 +99,9 @@ class Tier:
     completion_price: float
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"a tier's name must be a non-empty text (it keys the tier's client); got {self.name!r}")
+        _function(f"tier {self.name!r}: make_llm", self.make_llm, optional=False)
         for what in ("prompt_price", "completion_price"):
             value = getattr(self, what)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
@@ -153,7 +188,12 @@ class System:
         self.tiers = list(tiers)
         if not self.tiers or not all(isinstance(t, Tier) for t in self.tiers):
             raise ValueError("a system needs at least one Tier")
-        self.make_agent = make_agent or react_agent
+        names = [t.name for t in self.tiers]
+        twice = next((name for name in names if names.count(name) > 1), None)
+        if twice is not None:
+            raise ValueError(f"two tiers named {twice!r}: a system keeps one client per name, so one tier's calls "
+                             "would be billed at the other's prices. Name them apart.")
+        self.make_agent = _function("make_agent", make_agent) or react_agent
         self.tools = default_executor()
         self.clients: dict = {}  # tier name -> its client, made on first use
         self._client_list: list = []
@@ -212,6 +252,11 @@ class Router(System):
 
     def __init__(self, tiers: list, classifier: Optional[Tier] = None, make_agent: Optional[Callable] = None) -> None:
         super().__init__(tiers, make_agent)
+        if classifier is not None and not isinstance(classifier, Tier):
+            raise ValueError(f"classifier must be a Tier (or None: the first tier's model); got {classifier!r}")
+        if classifier is not None and classifier not in self.tiers and classifier.name in (t.name for t in self.tiers):
+            raise ValueError(f"the classifier is another tier named {classifier.name!r}: a system keeps one client per "
+                             "name. Pass that tier itself, or name it apart.")
         self.simple, self.hard = self.tiers[0], self.tiers[-1]
         self.classifier = classifier or self.tiers[0]
         if self.classifier not in self.tiers:
@@ -240,11 +285,8 @@ class Cascade(System):
     def __init__(self, tiers: list, threshold: float = 1.0, make_agent: Optional[Callable] = None,
                  score: Optional[Callable] = None) -> None:
         super().__init__(tiers, make_agent)
-        self.score = score
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1.01:
-            raise ValueError(f"threshold must be a confidence between 0 and 1 (above 1: always escalate), "
-                             f"got {threshold!r}")
-        self.threshold = float(threshold)
+        self.score = _function("score", score)
+        self.threshold = confidence_threshold(threshold)
 
     @property
     def escalations(self) -> int:

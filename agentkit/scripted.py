@@ -85,6 +85,23 @@ class ScriptedLLM(LedgerLLM):
         }
         return reply, usage
 
+    def _complete_constrained(self, messages, temperature, grammar):
+        """The stand-in samples nothing: it checks that its scripted reply is one the grammar allows."""
+        from .grammar import GrammarError, accepts
+        from .protocol import LLMError
+
+        reply, usage = self._complete(messages, temperature)
+        try:
+            fits = accepts(grammar, reply)
+        except GrammarError as e:
+            usage["note"] += f"; grammar not checked ({e})"
+            return reply, usage
+        if not fits:
+            raise LLMError(f"The stand-in's scripted reply does not fit the grammar sent with it ({usage['note']}): "
+                           f"{reply[:200]!r}. A real server would have kept the reply to the grammar; add a rule "
+                           "whose reply fits, or send another grammar.")
+        return reply, usage
+
     def _complete_with_tools(self, messages, tools, temperature, tool_choice):
         answer, note = self._answer(messages)
         turn = answer if isinstance(answer, AssistantTurn) else AssistantTurn(str(answer))

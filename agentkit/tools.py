@@ -7,10 +7,14 @@ The executor logs every call, and:
 * an exception from a tool, SystemExit (sys.exit) included, becomes an error observation;
   Ctrl-C (KeyboardInterrupt) is logged as an interrupted call and then goes on up, since the
   person at the keyboard asked to stop the run, not to feed the stop to the model;
-* a call runs on a worker thread and is given up after its timeout (TOOL_TIMEOUT_S unless
-  the tool was registered with another): the observation says so, the thread is left to
-  finish on its own. A tool registered with `timeout_s=None` runs on the caller's thread,
-  with no timeout: Search and Calculate, which are local and bounded, run that way;
+* a call runs on the caller's thread, as a plain function call would: a tool may use what the
+  notebook made (a sqlite3 connection, a thread-local), and what it prints shows in the cell.
+  Its timeout (TOOL_TIMEOUT_S unless the tool was registered with another) is a SIGALRM timer
+  that stops a call still running at its deadline; where no timer can be set (Windows, a thread
+  other than the main one, a call inside another tool's call), the call runs on a worker thread
+  instead and is given up at its deadline (`agentkit.tool_calls` says how each works). A tool
+  registered with `timeout_s=None` has no timeout: Search and Calculate, which are local and
+  bounded, run that way;
 * an output longer than MAX_OUTPUT_CHARS is cut, with a last line saying how much was cut.
 """
 from __future__ import annotations
@@ -19,9 +23,7 @@ import ast
 import json
 import math
 import operator
-import queue
 import re
-import threading
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -29,8 +31,8 @@ from pathlib import Path
 from typing import Callable
 
 from .data import DATA_DIR
-
-ERROR_PREFIX = "error:"
+from .tool_calls import (ERROR_PREFIX, MAX_OUTPUT_CHARS, TOOL_TIMEOUT_S, ToolTimeout, WorkerLane, alarm_ready,
+                         call_once, call_with_alarm)
 
 
 def is_error(observation: str) -> bool:
@@ -227,10 +229,6 @@ def search(query: str) -> str:
 
 # --- the executor -------------------------------------------------------------
 
-TOOL_TIMEOUT_S = 30.0  # a tool call that takes longer is given up (its observation says so)
-MAX_OUTPUT_CHARS = 20_000  # longer outputs are cut: an observation goes into every later prompt
-
-
 def _as_text(value) -> str:
     # A parser may hand over None or a number; tools are str -> str, and this must not raise.
     if value is None:
@@ -263,50 +261,8 @@ class Tool:
     func: Callable[[str], str]
     description: str
     effect: str = "read"
-    timeout_s: float | None = TOOL_TIMEOUT_S  # None: runs on the caller's thread, never timed out
+    timeout_s: float | None = TOOL_TIMEOUT_S  # None: never timed out
     open_world: bool = False  # its input leaves the machine (a web search), whatever it does to our store
-
-
-def _call(tool: Tool, argument: str) -> str:
-    """The tool's output as a capped string, or an error observation; only KeyboardInterrupt gets out."""
-    try:
-        output = tool.func(argument)
-        if output is not None and not isinstance(output, str):
-            output = str(output)
-    except (Exception, SystemExit) as e:  # a tool bug, even sys.exit in it, must not end the run
-        return f"{ERROR_PREFIX} tool {tool.name} failed: {type(e).__name__}: {e}"
-    if output is None:
-        return f"{ERROR_PREFIX} tool {tool.name} returned nothing"
-    if len(output) > MAX_OUTPUT_CHARS:
-        cut = len(output) - MAX_OUTPUT_CHARS
-        output = f"{output[:MAX_OUTPUT_CHARS]}\n[output cut: the last {cut:,} of its {len(output):,} characters are not shown]"
-    return output
-
-
-class _Worker:
-    """One daemon thread that runs tool calls in turn; abandoned (it exits once free) when a call times out."""
-
-    def __init__(self) -> None:
-        self.requests: queue.SimpleQueue = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._serve, daemon=True, name="agentkit-tool")
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while (request := self.requests.get()) is not None:
-            tool, argument, reply = request
-            try:
-                reply.put((_call(tool, argument), None))
-            except BaseException as e:  # noqa: BLE001 - a KeyboardInterrupt raised by the tool itself: hand it over
-                reply.put((None, e))
-
-    def run(self, tool: Tool, argument: str, timeout: float):
-        """(output, None), or (None, the exception to re-raise); queue.Empty when the call timed out."""
-        reply: queue.SimpleQueue = queue.SimpleQueue()
-        self.requests.put((tool, argument, reply))
-        return reply.get(timeout=timeout)
-
-    def abandon(self) -> None:
-        self.requests.put(None)  # read once the stuck call returns: the thread then ends
 
 
 class ToolExecutor:
@@ -315,13 +271,15 @@ class ToolExecutor:
     def __init__(self) -> None:
         self.tools: dict[str, Tool] = {}
         self.log: list[ToolCall] = []
-        self._worker: _Worker | None = None
-        self._worker_lock = threading.Lock()
+        self._lane = WorkerLane()  # where a timed call goes when no alarm can time it
+        # An idle worker would wait for calls forever: without this, every executor a notebook ever made
+        # would keep a thread, hundreds of them after a batch of runs.
+        weakref.finalize(self, self._lane.close)
 
     def register(self, name: str, func: Callable[[str], str], description: str, *, effect: str = "read",
                  timeout_s: float | None = TOOL_TIMEOUT_S, open_world: bool = False) -> None:
         """Add a tool; a name equal to an existing one up to case replaces it. `effect` is one of EFFECTS;
-        timeout_s=None runs it inline, with no timeout; open_world=True: its input leaves the machine."""
+        timeout_s=None: never timed out; open_world=True: its input leaves the machine."""
         if not isinstance(name, str) or not re.fullmatch(r"[^\s\[\]]+", name):
             raise ValueError(f"tool name must be one word without spaces or brackets, got {name!r}")
         if not callable(func):
@@ -341,7 +299,12 @@ class ToolExecutor:
 
     def describe(self) -> str:
         """The tool list, written for a prompt."""
-        return "\n".join(f"- {t.name}[input]: {t.description}" for t in self.tools.values())
+        key = [(t.name, t.description) for t in self.tools.values()]
+        if self._described[0] != key:  # every prompt asks again: written once, until a tool or its description changes
+            self._described = (key, "\n".join(f"- {name}[input]: {description}" for name, description in key))
+        return self._described[1]
+
+    _described: tuple = ((), "")
 
     def _find(self, name: str) -> Tool | None:
         # Models vary the case ("search", "SEARCH"); names differ by more than case.
@@ -361,7 +324,12 @@ class ToolExecutor:
             output = f"{ERROR_PREFIX} unknown tool {_as_text(name)!r}. Known tools: {known}."
         else:
             try:
-                output = _call(tool, argument) if tool.timeout_s is None else self._on_worker(tool, argument)
+                if tool.timeout_s is None:
+                    output = call_once(tool, argument)
+                elif alarm_ready():
+                    output = call_with_alarm(tool, argument)
+                else:
+                    output = self._lane.run(tool, argument)
             except KeyboardInterrupt:  # logged, then passed on: Ctrl-C stops the run
                 self._log(tool.name, argument, f"{ERROR_PREFIX} tool {tool.name} was interrupted (KeyboardInterrupt)",
                           False, start)
@@ -374,34 +342,11 @@ class ToolExecutor:
         self.log.append(ToolCall(tool=tool, argument=argument, output=output, ok=ok,
                                  latency_s=time.perf_counter() - start, started_s=start))
 
-    def _on_worker(self, tool: Tool, argument: str) -> str:
-        with self._worker_lock:
-            if self._worker is None:
-                self._worker = _Worker()
-                # An idle worker would wait for calls forever: without this, every executor a notebook
-                # ever made would keep a thread, hundreds of them after a batch of runs.
-                weakref.finalize(self, self._worker.abandon)
-            worker = self._worker
-        try:
-            output, error = worker.run(tool, argument, tool.timeout_s)
-        except (queue.Empty, KeyboardInterrupt) as stop:
-            with self._worker_lock:  # the thread is still busy with this call: later calls get a new one
-                if self._worker is worker:
-                    self._worker = None
-            worker.abandon()
-            if isinstance(stop, KeyboardInterrupt):
-                raise
-            return (f"{ERROR_PREFIX} tool {tool.name} timed out after {tool.timeout_s:g} s and was given up "
-                    f"(it may still be running in the background)")
-        if error is not None:
-            raise error
-        return output
-
 
 def default_executor() -> ToolExecutor:
     """A fresh executor with Search and Calculate."""
     tools = ToolExecutor()
-    # Both are local and bounded (the calculator refuses huge work), so they run inline: no thread per call.
+    # Both are local and bounded (the calculator refuses huge work): no timeout to arm.
     tools.register("Search", search, "look up a person, place or fact in the course knowledge base", timeout_s=None)
     tools.register("Calculate", calculator, "evaluate arithmetic such as (2024 - 1955) * 365", timeout_s=None)
     return tools

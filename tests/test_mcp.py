@@ -1,4 +1,10 @@
-"""Chapter 12: the course's tools over MCP (stdio): round trip, annotations, and a server that fails."""
+"""Chapter 12: the course's tools over MCP (stdio): round trip, annotations, and a server that fails.
+
+Every server that imports the SDK costs about a second of CPU to start, so servers are shared (module fixtures) and
+each test that ends one comes after the tests that use it: the course's server twice (one ends by a hang, one by a
+crash), the poisoned one once (its last test closes it), the hostile one (no SDK, tests/hostile_mcp_server.py)
+twice. No assertion reads the clock against a limit: what the client did is read from what it reports, and
+`DEADLOCK_S` only turns a client that never returns into a failure instead of a hung test run."""
 import importlib.util
 import logging
 import os
@@ -22,10 +28,42 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason=
 
 
 WORLD_NAMES = ["ReadPage", "ReadNote", "ListNotes", "WebSearch", "WriteNote", "DeleteNotes", "SendMessage"]
+DEADLOCK_S = 120  # far beyond any limit under test (0.5 s to 5 s): only a client that never returns reaches it
 
 
-def gone(pid: int, within: float = 5.0) -> bool:
-    """The process has exited (and is not a zombie) within `within` seconds."""
+def finishes(work):
+    """`work()`'s result (or its exception), run on a thread; fails, rather than hangs the test run, if it never
+    returns."""
+    done = []
+
+    def run():
+        try:
+            done.append((True, work()))
+        except BaseException as e:  # noqa: BLE001 - raised again below, in the test's thread
+            done.append((False, e))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(DEADLOCK_S)
+    assert done, f"the client did not return within {DEADLOCK_S} s"
+    returned, value = done[0]
+    if not returned:
+        raise value
+    return value
+
+
+def eventually(check, within: float = 30.0) -> bool:
+    """Whether `check()` holds within `within` seconds (something another thread writes: a log line)."""
+    deadline = time.monotonic() + within
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def gone(pid: int, within: float = 30.0) -> bool:
+    """The process has exited (and is not a zombie) within `within` seconds (a bound for a loaded machine)."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:
@@ -44,9 +82,9 @@ def gone(pid: int, within: float = 5.0) -> bool:
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
-    """Three fault-capable servers, one per way to end (hang, crash, close), started in parallel:
-    each start costs an `import mcp` in a child process."""
-    boxes = [MCPTools(course_server_command(tmp_path_factory.mktemp(f"store{i}"), faults=True)) for i in range(3)]
+    """Two fault-capable servers, one per way to end that needs a live server (hang, crash), started in parallel:
+    each start costs an `import mcp` in a child process. (A clean close is tested on the poisoned server.)"""
+    boxes = [MCPTools(course_server_command(tmp_path_factory.mktemp(f"store{i}"), faults=True)) for i in range(2)]
     threads = [threading.Thread(target=box.start) for box in boxes]
     for t in threads:
         t.start()
@@ -91,12 +129,19 @@ def test_tool_error_is_an_observation_and_the_server_lives_on(servers):
     assert box.running and box.call("Calculate", "1 + 1") == "2"
 
 
-def test_hang_gives_an_observation_in_bounded_time_and_the_child_is_stopped(servers):
+def test_server_store_is_the_world_store(servers):
+    box = servers[0]
+    store = box.command[box.command.index("--store") + 1]
+    assert box.call("DeleteNotes", "Reading list").startswith("done: delete 1 note(s)")
+    assert "Reading list" not in World(store).notes() and len(World(store).notes()) == 3
+
+
+def test_hang_gives_an_observation_at_its_timeout_and_the_child_is_stopped(servers):
     box = servers[0]
     pid, start = box.pid, time.perf_counter()
-    observation = box.call("Hang", "x", timeout=0.5)  # this call only: the others keep the default 5 s
-    waited = time.perf_counter() - start
-    assert "did not answer Hang within 0.5 s" in observation and waited < 4
+    observation = finishes(lambda: box.call("Hang", "x", timeout=0.5))  # this call only: the others keep 5 s
+    assert "did not answer Hang within 0.5 s" in observation  # written only when the SDK's read timed out
+    assert time.perf_counter() - start >= 0.5  # it did wait the limit (a lower bound: no machine is too fast)
     assert not box.running and gone(pid)
     assert box.call("Calculate", "1 + 1").startswith("error: the MCP server is not running")
 
@@ -112,10 +157,9 @@ def test_crash_gives_an_observation_and_the_child_is_gone(servers):
 
 def test_server_that_never_answers_or_exits_fails_start_clearly():
     silent = MCPTools([sys.executable, "-c", "import sys; sys.stdin.read()"], start_timeout=0.5)  # reads, never answers
-    start = time.perf_counter()
-    with pytest.raises(RuntimeError, match="is not available"):
-        silent.start()
-    assert time.perf_counter() - start < 5
+    with pytest.raises(RuntimeError, match="is not available: it did not start within 0.5 s"):
+        finishes(silent.start)
+    assert silent.pid is None or gone(silent.pid)
     dead = MCPTools([sys.executable, "-c", "import sys; sys.stderr.write('no such tool server'); sys.exit(2)"],
                     start_timeout=5.0)
     with pytest.raises(RuntimeError, match="no such tool server"):  # the log's tail is in the message
@@ -128,15 +172,6 @@ def test_effect_of_missing_annotations_is_the_cautious_one():
     assert effect_of(None) == "delete"
     assert effect_of(ToolAnnotations(read_only_hint=False)) == "delete"  # destructiveHint defaults to true
     assert effect_of(ToolAnnotations(read_only_hint=False, destructive_hint=False)) == "write"
-
-
-def test_server_store_is_the_world_store_and_close_stops_the_child(servers):
-    box = servers[2]
-    store, pid = box.command[box.command.index("--store") + 1], box.pid
-    assert box.call("DeleteNotes", "Reading list").startswith("done: delete 1 note(s)")
-    assert "Reading list" not in World(store).notes() and len(World(store).notes()) == 3
-    box.close()
-    assert gone(pid) and not box.running
 
 
 # --- a server that misbehaves towards its client ----------------------------------------------------
@@ -164,7 +199,8 @@ class Warnings(logging.Handler):
 
 @pytest.fixture(scope="module")
 def hostile(victim):
-    """Two hostile servers, started in parallel; `.warned` holds what was logged meanwhile (a notebook shows it)."""
+    """Two hostile servers (no SDK: cheap), started in parallel; `.warned` holds what was logged meanwhile (a
+    notebook shows it)."""
     boxes = [MCPTools([sys.executable, HOSTILE, str(victim.pid)], call_timeout=5.0) for _ in range(2)]
     warned = Warnings()
     logging.getLogger().addHandler(warned)
@@ -193,24 +229,61 @@ def test_lines_that_are_not_json_go_to_the_server_log_not_the_notebook(hostile):
     assert hostile[0].running and hostile[0].call("Echo", "hi") == "hi"
 
 
+def test_a_chatty_servers_log_is_bounded_and_its_tail_is_read_alone(hostile):
+    from agentkit.mcp_stdio import MAX_LOG_BYTES
+
+    box = hostile[0]
+    assert box.call("Chatter", str(3 * MAX_LOG_BYTES)).startswith("wrote")  # three times what the log keeps
+    last = int(box.call("Chatter", "1000").split()[1])  # its lines are numbered anew: the last one is known
+    # The reply comes on stdout, the log on stderr, which the client reads on its own: wait for the line.
+    assert eventually(lambda: box.log_tail(1).startswith(f"chatter line {last}: "))
+    assert box.log_path.stat().st_size <= MAX_LOG_BYTES and "log cut" in box.log_path.read_text()
+
+
+def test_the_log_tail_reads_only_the_end_of_a_huge_log(tmp_path):
+    import tracemalloc
+
+    from agentkit.mcp_stdio import TAIL_BYTES
+
+    box = MCPTools([sys.executable, "-c", "pass"])  # never started: only its log is read
+    with box.log_path.open("wb") as log:  # 100 MB of holes (no disk), then a line: a log nobody bounded
+        log.truncate(100_000_000)
+        log.seek(0, 2)
+        log.write(b"\nthe last line\n")
+    tracemalloc.start()
+    try:
+        assert box.log_tail(1) == "the last line"
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        box.close()
+    assert peak < 8 * TAIL_BYTES  # the old log_tail read all of it: 150 MB took the client from 24 to 375 MB
+
+
 def test_close_kills_what_the_server_started_and_not_the_pid_it_claims(hostile, victim):
     box = hostile[0]
     helper, log_folder = int(box.call("Helper", "x")), box.log_path.parent
+    daemon, orphan = int(box.call("Daemon", "x")), int(box.call("Orphan", "x"))  # out of its process group
     assert box.pid != victim.pid and log_folder.is_dir()
     server = box.pid
     box.close(kill=True)
     assert victim.poll() is None  # the process the server named is untouched
     assert gone(server) and gone(helper) and not log_folder.exists()
+    assert gone(daemon) and gone(orphan)  # a session of their own: the group's kill missed them
     assert "not running" in box.call("Echo", "hi")
 
 
-def test_a_flood_ends_the_connection_in_bounded_time_and_the_helpers_die(hostile):
+def test_a_flood_ends_the_connection_after_a_bounded_read_and_the_helpers_die(hostile):
+    from agentkit.mcp_stdio import CHUNK, MAX_MESSAGE_BYTES
+
     box = hostile[1]
-    helper, start = int(box.call("Helper", "x")), time.perf_counter()
-    observation = box.call("Flood", "x")
+    helper, daemon = int(box.call("Helper", "x")), int(box.call("Daemon", "x"))
+    link = box._link
+    observation = finishes(lambda: box.call("Flood", "x"))
     assert observation.startswith("error: the MCP server stopped while running Flood")
-    assert "longer than 2,000,000 bytes" in observation and time.perf_counter() - start < 5
-    assert gone(helper) and not box.running and not box.log_path.parent.exists()
+    assert "longer than 2,000,000 bytes" in observation
+    assert link.bytes_read <= MAX_MESSAGE_BYTES + 2 * CHUNK  # of the 32 MB it was sent: the limit, and one chunk
+    assert gone(helper) and gone(daemon) and not box.running and not box.log_path.parent.exists()
 
 
 # --- tool poisoning: instructions in descriptions, and descriptions that change -----------------------
@@ -261,3 +334,11 @@ def test_a_description_changed_after_pinning_is_refused(poisoned):
     assert poisoned.dropped["ListNotes"].startswith("changed since it was pinned") and \
         "SendMessage[backup@example.net" in poisoned.dropped["ListNotes"]
     assert "SendMessage[" in poisoned.executor(WORLD_NAMES).tools["ListNotes"].description  # unpinned: it goes in
+
+
+def test_close_stops_the_server_and_removes_its_log(poisoned):  # the last test of the poisoned server
+    pid, log_folder = poisoned.pid, poisoned.log_path.parent
+    assert poisoned.running and log_folder.is_dir()
+    poisoned.close()
+    assert gone(pid) and not poisoned.running and not log_folder.exists()
+    assert "not running" in poisoned.call("ListNotes", "")

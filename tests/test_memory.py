@@ -354,6 +354,88 @@ def test_a_retired_memory_leaves_every_search_and_keeps_its_reason_in_the_audit_
     assert len(store) == 1 and len(store.evicted()) == 1
 
 
+# --- ids are never reused: a retired id names no other memory ------------------------------------
+
+def test_an_id_is_never_reused_after_a_retire_and_the_next_memory_can_be_retired_and_evicted():
+    store = MemoryStore()
+    first, newest = store.add_many(["Oak keeps 3 replicas.", "Birch is written in Rust."])
+    store.retire(newest, "superseded")  # the newest: SQLite's plain rowid hands its id out again
+    again = store.add("Birch is written in Go now.")
+    assert again > newest and store.get(newest) is None
+    store.retire(again, "superseded too")  # a reused id made this an IntegrityError (the audit row existed)
+    evicted = store.add("Elm listens on port 80.")
+    assert evicted > again
+    assert store.record_outcome([evicted], False) == [] and store.record_outcome([evicted], False) == [evicted]
+    assert [row["id"] for row in store.evicted()] == [newest, again, evicted] and store.get(first) is not None
+
+
+def test_a_second_process_holding_a_retired_id_touches_no_other_memory(tmp_path):
+    path = tmp_path / "memory.sqlite3"
+    with MemoryStore(path) as agent, MemoryStore(path) as curator:  # two processes' connections to one file
+        cited = agent.add_many(["Oak keeps 3 replicas.", "Cedar listens on port 5433."])[-1]
+        curator.retire(cited, "superseded by a newer port")
+        replacement = curator.add("Cedar listens on port 6432.")
+        with pytest.raises(MemoryStoreError, match=f"no active memory with id {cited}: it was moved to the audit table.*superseded by a newer port"):
+            agent.record_outcome([cited], success=False)  # the agent's answer cited it before the retire
+        with pytest.raises(KeyError):  # still a KeyError too, as before
+            agent.retire(cited, "twice")
+        assert curator.get(replacement).confidence == curator.initial_confidence
+        assert curator.get(replacement).uses == 0 and len(curator.evicted()) == 1
+
+
+def old_store(path, memories, evicted):
+    """A store as agentkit wrote it before ids were made unique (plain INTEGER PRIMARY KEY): (id, text) rows."""
+    sqlite_file(path, MEMORY_TABLE, "CREATE VIRTUAL TABLE memories_fts USING fts5(text, tokenize='porter unicode61')",
+                *OUR_OTHER_TABLES)
+    db = sqlite3.connect(path)
+    for memory_id, text in memories:
+        db.execute("INSERT INTO memories (id, kind, text, confidence, created_at) VALUES (?, 'episode', ?, 0.5, "
+                   "'2026-01-01T00:00:00+00:00')", (memory_id, text))
+        db.execute("INSERT INTO memories_fts (rowid, text) VALUES (?, ?)", (memory_id, text))
+    for memory_id, text in evicted:
+        db.execute("INSERT INTO evicted VALUES (?, 'episode', ?, 0.5, 0, 0, 'superseded', '2026-01-01T00:00:00+00:00')",
+                   (memory_id, text))
+    db.commit()
+    db.close()
+    return path
+
+
+def test_a_store_written_before_ids_were_unique_is_upgraded_in_place_and_keeps_everything(tmp_path):
+    # Written by the old code: M3 was retired, then "Birch" took id 3 again (the reuse), then M4 was retired.
+    path = old_store(tmp_path / "memory.sqlite3", [(1, "Oak keeps 3 replicas."), (2, "Elm listens on port 80."),
+                                                   (3, "Birch is written in Go now.")],
+                     [(3, "Birch is written in Rust."), (4, "Ash runs on Tuesdays.")])
+    with MemoryStore(path) as store:
+        texts = {m.id: m.text for m in store.memories()}
+        assert texts[1] == "Oak keeps 3 replicas." and texts[2] == "Elm listens on port 80."
+        birch = next(i for i, text in texts.items() if text == "Birch is written in Go now.")
+        assert birch > 4 and len(texts) == 3  # the id it had taken names the retired memory only
+        assert store.search_ids("Birch Go", method="keyword") == [birch]  # the full-text index follows it
+        assert [(row["id"], row["text"]) for row in store.evicted()] == [(3, "Birch is written in Rust."),
+                                                                          (4, "Ash runs on Tuesdays.")]
+        store.retire(birch, "superseded")  # an IntegrityError before: its old id was already in the audit table
+        assert store.add("Pine keeps 5 replicas.") > birch
+    with MemoryStore(path) as store:  # opened again: nothing more to upgrade, nothing renumbered
+        assert [m.id for m in store.memories()] == [1, 2, birch + 1]
+
+
+def test_a_memory_too_long_to_carry_is_refused_before_anything_is_embedded_or_stored():
+    from agentkit.memory_store import MAX_MEMORY_CHARS, MemoryTooLongError
+
+    embedder = WordHashEmbedder()
+    store = MemoryStore(embedder=embedder)
+    store.add("Oak keeps 3 replicas.")
+    huge = "Cedar listens on port 5433. " * 40_000  # about 1 MB: the 8 s MiniLM spent on it read 256 tokens
+    with pytest.raises(MemoryTooLongError, match=rf"memory 2 of 2 is {len(huge.strip()):,} characters; a memory "
+                                                 rf"holds at most {MAX_MEMORY_CHARS:,}.*Nothing was stored"):
+        store.add_many(["Birch is written in Rust.", huge])
+    with pytest.raises(MemoryStoreError, match="at most"):
+        store.add(huge)
+    assert len(store) == 1 and embedder.embedded == ["Oak keeps 3 replicas."]
+    assert store.add("x" * MAX_MEMORY_CHARS) == 2  # the limit itself is allowed; spaces are squeezed first
+    assert store.get(store.add("y" + " \n" * MAX_MEMORY_CHARS + "z")).text == "y z"  # counted after squeezing
+
+
 def test_memories_persist_in_a_file(tmp_path):
     path = tmp_path / "memory.sqlite3"
     with MemoryStore(path) as store:

@@ -1,10 +1,14 @@
 """all-MiniLM-L6-v2 in numpy: the tokenizer and the forward pass against references, the SHA-256 pin, and the
 retrieval figures chapter 13 draws from the shipped vectors."""
+import json
 import re
+import unicodedata
 from importlib import metadata
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentkit import minilm
 from agentkit.embeddings import SMOLLM2_VECTORS_FILE, NotEmbeddedError, ShippedEmbeddings
@@ -17,6 +21,12 @@ from agentkit.retrieval import evaluate_rankings
 @pytest.fixture(scope="module")
 def model():
     return MiniLM.load()
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    """The tokenizer alone (hypothesis runs a test many times: no model to load for it)."""
+    return minilm.WordPiece(json.loads(minilm.model_files()[1])["model"]["vocab"])
 
 
 # Token ids from the reference tokenizer (Hugging Face `tokenizers` 0.23.3 reading the same tokenizer.json,
@@ -129,3 +139,107 @@ def test_the_chapters_retrieval_figures_come_from_the_shipped_vectors():
     # fusing keywords with a weak retriever costs more than it brings.
     assert mrr(minilm_found["dense"]) > mrr(minilm_found["keyword"]) > mrr(smollm2_found["fused"])
     assert mrr(smollm2_found["fused"]) > mrr(smollm2_found["dense"])
+
+
+# --- a long text costs what its first 256 tokens cost ---------------------------------------------------------
+
+def whole_text_ids(tokenizer, text, max_tokens=minilm.MAX_TOKENS):
+    """What the tokenizer gave before it cut early: every word of the whole text in pieces, then the first 254."""
+    ids = []
+    for part in minilm.SPECIAL.split(text):
+        ids += [tokenizer.vocab[part]] if minilm.SPECIAL.fullmatch(part) else \
+            [i for w in minilm.words(part) for i in tokenizer.pieces(w)]
+    return [tokenizer.cls, *ids[:max_tokens - 2], tokenizer.sep]
+
+
+class Counting:
+    """unicodedata with its calls counted (the per-character work of normalising a text)."""
+
+    def __init__(self, module):
+        self.module, self.calls = module, 0
+
+    def __getattr__(self, name):
+        found = getattr(self.module, name)
+        if not callable(found):
+            return found
+
+        def counted(*args):
+            self.calls += 1
+            return found(*args)
+        return counted
+
+
+@pytest.mark.parametrize("text", [
+    "Cedar keeps three replicas of its data. " * 25_000,  # 1 MB of prose: 8 s of tokenising for 256 tokens
+    "word\x0bglued\x1cby\x85separators\u3000and [SEP] specials " * 2_000,  # characters that glue, and specials
+    "東京は日本の首都です" * 10_000,  # no spaces: cut before an ideograph
+])
+def test_a_long_text_is_cut_before_the_whole_of_it_is_tokenised(model, monkeypatch, text):
+    reference = whole_text_ids(model.tokenizer, text)
+    counting = Counting(minilm.unicodedata)
+    monkeypatch.setattr(minilm, "unicodedata", counting)
+    normalised = []
+    real = minilm.normalize
+    monkeypatch.setattr(minilm, "normalize", lambda t: normalised.append(len(t)) or real(t))
+    assert model.tokenizer.encode(text) == reference and len(reference) == minilm.MAX_TOKENS
+    assert sum(normalised) <= 5_000 and counting.calls <= 10_000  # a few thousand characters, not a million
+
+
+@pytest.mark.parametrize("text", ["a" * 200_000, "\x01" * 200_000 + "end", "é" * 100_000, "!" * 100_000,
+                                  "タワー" * 30_000])  # the old loop looked at each character: 100,000 lookups
+def test_a_text_with_no_place_to_cut_is_normalised_once_per_distinct_character(model, monkeypatch, text):
+    reference = whole_text_ids(model.tokenizer, text)
+    counting = Counting(minilm.unicodedata)
+    monkeypatch.setattr(minilm, "unicodedata", counting)
+    pieces = []
+    real = model.tokenizer.pieces
+    monkeypatch.setattr(model.tokenizer, "pieces", lambda word: pieces.append(word) or real(word))
+    assert model.tokenizer.encode(text) == reference
+    assert counting.calls <= 100 and len(pieces) <= minilm.MAX_TOKENS  # the old loop called it per character
+
+
+def reference_normalize(text):
+    """The tokenizer's normalisation as the module's docstring states it, one character at a time."""
+    out = []
+    for c in text:
+        if c in "\t\n\r" or c.isspace() and not unicodedata.category(c).startswith("C"):
+            out.append(" ")
+        elif c == "\0" or c == "\ufffd" or unicodedata.category(c).startswith("C"):
+            continue
+        elif minilm._is_cjk(c):
+            out.append(f" {c} ")
+        else:
+            out.append(c)
+    text = "".join(c for c in unicodedata.normalize("NFD", "".join(out)) if unicodedata.category(c) != "Mn")
+    return text.lower()
+
+
+def reference_words(text):
+    found = []
+    for chunk in reference_normalize(text).split():
+        word = ""
+        for c in chunk:
+            if minilm._is_punctuation(c):
+                found += [word, c] if word else [c]
+                word = ""
+            else:
+                word += c
+        if word:
+            found.append(word)
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=60))
+def test_normalising_by_distinct_characters_is_normalising_one_by_one(text):
+    assert minilm.normalize(text) == reference_normalize(text)
+    assert minilm.words(text) == reference_words(text)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(["Cedar", "[SEP]", " ", "\n", "\x0b", "\x1c", "\u3000", "東", "é", "!", "a" * 60,
+                                 "x\u0301", "\x00", "don't", "ΟΔΟΣ", "'", "ΑΣ.Α", "京"]), max_size=400))
+def test_cutting_early_gives_the_ids_of_the_whole_text(tokenizer, parts):
+    text = "".join(parts)
+    assert tokenizer.encode(text) == whole_text_ids(tokenizer, text)
+    assert tokenizer.encode(text, max_tokens=12) == whole_text_ids(tokenizer, text, max_tokens=12)

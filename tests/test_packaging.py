@@ -40,7 +40,8 @@ def clean_env(**extra) -> dict:
 def wheel(tmp_path_factory) -> Path:
     """agentkit's wheel, built by setuptools from a copy of the sources (the checkout stays untouched)."""
     source = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "requirements.txt", "requirements-test.txt", "requirements-bridge.txt"):
+    for name in ("pyproject.toml", "requirements.txt", "requirements-test.txt", "requirements-bridge.txt",
+                 "requirements-benchmarks.txt"):
         shutil.copy(ROOT / name, source)
     for folder in ("agentkit", "data", "solutions"):
         shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -86,6 +87,8 @@ def test_the_wheel_ships_the_course_data_and_the_pins_as_extras(wheel):
     assert 'Requires-Dist: numpy==2.5.5; python_version >= "3.15" and extra == "course"' in metadata
     assert 'Requires-Dist: pytest==9.2.0; extra == "test"' in metadata
     assert 'Requires-Dist: smolagents==1.26.0; extra == "bridge"' in metadata
+    assert 'Requires-Dist: agentdojo==0.1.35; extra == "benchmarks"' in metadata
+    assert "bfcl-eval" not in metadata  # installed apart, without its declared dependencies
 
 
 def test_the_colab_cell_prints_nothing_where_agentkit_is_installed(capsys):
@@ -162,6 +165,10 @@ def test_the_colab_cell_installs_the_wheel_and_a_chapter_runs_without_a_checkout
 
 POSIX_ONLY_MODULES = {"resource", "pwd", "grp", "fcntl", "termios", "pty", "posix"}
 POSIX_ONLY_NAMES = {"fork", "getuid", "geteuid", "getgid", "setsid", "setpgid", "killpg", "prctl", "SIGKILL"}
+# Each use reviewed, each reached only where it exists: agentkit.mcp_stdio finds a server's helpers that left its
+# process group in /proc when there is one (else through psutil, or not at all) and SIGKILLs them, never on
+# Windows (its Job Object holds them; strays() returns nothing there).
+GUARDED = {("agentkit/mcp_stdio.py", name) for name in ("/proc/self", "/proc", "/proc/", "SIGKILL")}
 
 
 def test_agentkit_outside_the_sandbox_calls_nothing_linux_only():
@@ -185,5 +192,6 @@ def test_agentkit_outside_the_sandbox_calls_nothing_linux_only():
                 names = [node.attr]
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("/proc"):
                 names = [node.value]
-            found += [f"{path.relative_to(ROOT)}:{node.lineno}: {name}" for name in names]
+            where = path.relative_to(ROOT).as_posix()
+            found += [f"{where}:{node.lineno}: {name}" for name in names if (where, name) not in GUARDED]
     assert found == []

@@ -8,7 +8,9 @@ from agentkit.modes import get_llm
 from agentkit.loopback import serve
 from agentkit.native import NativeReActAgent
 from agentkit.react import ReActAgent
-from agentkit.replay import CassetteMiss, Recorder, ReplayLLM
+from agentkit.cassette import CassetteMiss
+from agentkit.recorder import Recorder
+from agentkit.replay import ReplayLLM
 from agentkit.scripts.react import CHECKPOINT_QUESTION
 
 SECRET = "sk-test-do-not-write-me"
@@ -104,7 +106,8 @@ import random
 import threading
 
 from agentkit.llm import CallRecord
-from agentkit.replay import CassetteError, real_or_replay
+from agentkit.cassette import CassetteError
+from agentkit.replay import real_or_replay
 
 
 class SharedClient:
@@ -244,7 +247,7 @@ def test_a_notebook_replays_its_cassette_unless_the_mode_is_live_and_a_miss_says
 
 
 def test_the_shipped_cassette_of_03b_is_stamped_and_answers_both_of_its_models():
-    from agentkit.replay import cassette_path
+    from agentkit.cassette import cassette_path
 
     replay = ReplayLLM(cassette_path("03b_real_model"))
     assert {"notebook", "model", "server", "recorded", "command"} <= set(replay.stamp)

@@ -6,7 +6,7 @@ import pytest
 
 from agentkit import get_llm
 from agentkit.evaluate import evaluate
-from agentkit.frontier import frontier, make_system, measure
+from agentkit.frontier import MeasurementError, cheap, frontier, make_system, measure, systems
 from agentkit.ledgers import Ledgers
 from agentkit.react import REACT_MARKER, ReActAgent
 from agentkit.routing import (ROUTER_MARKER, Cascade, Router, Single, Tier, confidence, evidence, grounded,
@@ -213,3 +213,70 @@ def test_the_shipped_sweep_matches_a_live_run():
     shipped = [r for r in json.loads(read_text("frontier_sweep.json"))["rows"] if (r["rate"], r["seed"]) == (0.3, 0)]
     assert [{k: r[k] for k in ("system", "solved", "calls")} for r in shipped] == \
         [{k: r[k] for k in ("system", "solved", "calls")} for r in frontier(0.3, 0)]
+
+
+# --- every setting is checked where it is given, and a harness reports an exception, never a zero --------------
+
+BAD_RATES = [-0.1, 1.5, "0.1", float("nan"), True, None]
+
+
+@pytest.mark.parametrize("name", ["cheap alone", "strong alone", "router", "cascade", "supervisor",
+                                  "agents as tools", "orchestrator-workers"])
+@pytest.mark.parametrize("bad", BAD_RATES, ids=repr)
+def test_every_system_refuses_an_error_rate_that_is_not_a_rate_where_it_is_given(name, bad):
+    # The cheap-alone, router and cascade systems took -0.1 and 1.5, and failed only inside a run.
+    with pytest.raises(ValueError, match=r"rate must be an error rate per reply, between 0 and 1; got"):
+        make_system(name, bad)
+    with pytest.raises(ValueError, match=r"rate must be an error rate per reply"):
+        systems(bad)
+
+
+@pytest.mark.parametrize("bad", [-0.5, 75, "0.75", float("nan"), None], ids=repr)
+def test_the_frontier_refuses_a_threshold_where_it_is_given(bad):
+    with pytest.raises(ValueError, match="threshold must be a confidence between 0 and 1"):
+        make_system("supervisor", 0.1, bad)
+    with pytest.raises(ValueError, match="threshold must be a confidence between 0 and 1"):
+        systems(0.1, thresholds=(0.5, bad))  # made lazily, one factory per threshold: checked at once
+
+
+@pytest.mark.parametrize("bad", [1.5, -1, "0", None], ids=repr)
+def test_the_frontier_refuses_a_seed_or_a_system_where_it_is_given(bad):
+    with pytest.raises(ValueError, match=f"seed must be a whole number, at least 0; got {bad!r}"):
+        make_system("cascade", 0.1, seed=bad)
+    with pytest.raises(ValueError, match="seed must be a whole number"):
+        cheap(0.1, seed=bad)
+    with pytest.raises(ValueError, match="system must be one of"):
+        make_system("cascades", 0.1)
+
+
+def test_a_system_refuses_parts_that_are_not_what_it_runs():
+    good = tiers(get_llm("fake"))
+    with pytest.raises(ValueError, match="make_agent must be a function"):
+        Cascade(good, make_agent="react")
+    with pytest.raises(ValueError, match="score must be a function"):
+        Cascade(good, score=0.5)
+    with pytest.raises(ValueError, match="classifier must be a Tier"):
+        Router(good, classifier="cheap")
+    with pytest.raises(ValueError, match="the classifier is another tier named 'strong'"):
+        Router(good, classifier=Tier("strong", get_llm, 0.15, 0.60))
+    with pytest.raises(ValueError, match="two tiers named 'cheap'"):  # one client per name: one would pay for both
+        Cascade([good[0], Tier("cheap", get_llm, 3.0, 15.0)])
+    with pytest.raises(ValueError, match="make_llm must be a function"):
+        Tier("cheap", get_llm("fake"), 0.1, 0.1)
+    with pytest.raises(ValueError, match="a tier's name"):
+        Tier("", get_llm, 0.1, 0.1)
+
+
+class DownLLM:
+    """A model whose every call fails."""
+
+    def think(self, messages, temperature=0):
+        raise RuntimeError("the model is down")
+
+
+def test_measure_reports_an_exception_and_never_a_row_of_zeros():
+    tasks = list(TASKS.values())[:2]
+    with pytest.raises(MeasurementError, match=r"2 of 2 runs of 'broken' raised.*RuntimeError: the model is down"):
+        measure("broken", lambda: Single(Tier("cheap", DownLLM, 0.15, 0.60)), tasks)
+    with pytest.raises(ValueError, match="make_system must be a function"):
+        measure("broken", Single(Tier("cheap", DownLLM, 0.15, 0.60)), tasks)

@@ -152,22 +152,6 @@ def test_guard_callback_rejects_an_unknown_task():
         panel.show_guard("no such task")
 
 
-@pytest.mark.parametrize("settings", [dict(), dict(raw_steps=0, observation_chars=80, budget_tokens=0, steps=5),
-                                      dict(raw_steps=5, observation_chars=2000, budget_tokens=3000, steps=30)])
-def test_context_callback_over_its_ranges(settings, capsys):
-    full, layered = panel.show_context(**settings)
-    assert len(full.run_calls) == len(layered.run_calls) == settings.get("steps", 15)
-    assert "layered / full" in capsys.readouterr().out
-    plt.close("all")
-
-
-@pytest.mark.parametrize("settings, message", [(dict(budget_tokens=100), "too small"), (dict(steps=40), "steps")])
-def test_context_callback_explains_bad_values(settings, message):
-    with pytest.raises(ValueError, match=message):
-        panel.show_context(**settings)
-    plt.close("all")
-
-
 # --- the held-out suite and the second-signal design ------------------------------------------------
 
 HELDOUT = load_suite("heldout")

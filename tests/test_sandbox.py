@@ -18,7 +18,11 @@ import pytest
 from agentkit import sandbox
 from agentkit.sandbox import MAX_OUTPUT_CHARS, run_code
 
-MARGIN_S = 1.5
+# A run's clock is a backstop wherever the test is about another limit: generous, so a loaded machine never turns
+# a memory error or a refused fork into a timeout. Where the clock is what is tested, `timed_out` says the wall
+# clock stopped the run (the CPU limit and the supervisor's own backstop report otherwise), and its duration is
+# bounded below only: no bound here depends on the machine's speed.
+GENEROUS_S = 30
 
 
 def group_members(pgid):
@@ -59,10 +63,11 @@ def test_environment_has_no_secrets_and_cwd_is_fresh_and_removed(monkeypatch):
 
 def test_the_child_runs_under_the_requested_limits():
     # The CPU limit is a backstop the wall clock beats, so it is checked here rather than by a run.
-    wanted = {"CPU": 2, "AS": 128 * 2**20, "NPROC": 8, "FSIZE": 2**20, "CORE": 0}
+    wanted = {"CPU": GENEROUS_S + 1, "AS": 128 * 2**20, "NPROC": 8, "FSIZE": 2**20, "CORE": 0}
     expression = (f"[resource.getrlimit(getattr(resource, 'RLIMIT_' + name)) for name in {list(wanted)}]"
                   " + ['NoNewPrivs:\\t1' in open('/proc/self/status').read() if os.path.exists('/proc') else False]")
-    result = run_code("import os, resource", expression, timeout_s=1, memory_mb=128, max_processes=8, max_file_mb=1)
+    result = run_code("import os, resource", expression, timeout_s=GENEROUS_S, memory_mb=128, max_processes=8,
+                      max_file_mb=1)
     got = dict(zip(wanted, result.value[:-1]))
     assert result.value[-1] == sys.platform.startswith("linux")  # set-uid programs gain no privileges
     # At most what was asked (lower if our own hard limit is lower), and never unlimited (-1).
@@ -73,34 +78,33 @@ def test_the_child_runs_under_the_requested_limits():
 def test_infinite_loop_is_stopped_by_the_wall_clock():
     result = run_code("while True:\n    pass", timeout_s=0.2)  # the loop burns a core until the limit: keep it short
     assert result.timed_out and "timed out" in result.error
-    assert result.duration_s < 0.2 + MARGIN_S
+    assert result.duration_s >= 0.2
     assert group_members(result.pid) == []
 
 
 def test_memory_bomb_is_a_memory_error():
-    result = run_code("hoard = []\nwhile True:\n    hoard.append(bytearray(10**7))", timeout_s=3, memory_mb=128)
+    result = run_code("hoard = []\nwhile True:\n    hoard.append(bytearray(10**7))", timeout_s=GENEROUS_S, memory_mb=128)
     assert not result.timed_out
     assert result.error == "MemoryError"
-    assert result.duration_s < 3
 
 
 def test_one_huge_allocation_fails_at_once_and_our_process_limits_are_untouched():
     before = [resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC)]
-    result = run_code("x = bytearray(10**10)", memory_mb=128, timeout_s=2)
+    result = run_code("x = bytearray(10**10)", memory_mb=128, timeout_s=GENEROUS_S)
     after = [resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC)]
     assert result.error == "MemoryError" and not result.timed_out
     assert before == after
 
 
 def test_fork_bomb_is_refused_by_the_guard():
-    result = run_code("import os\nwhile True:\n    os.fork()", timeout_s=2)
+    result = run_code("import os\nwhile True:\n    os.fork()", timeout_s=GENEROUS_S)
     assert result.error.startswith("PermissionError: sandbox guard: os.fork")
     assert group_members(result.pid) == []
 
 
 @pytest.mark.skipif(not can_bound_process_count(), reason="root without an unprivileged interpreter")
 def test_fork_bomb_without_the_guard_is_bounded_by_the_process_limit():
-    result = run_code("import os\nwhile True:\n    os.fork()", timeout_s=2, max_processes=8, guard=False)
+    result = run_code("import os\nwhile True:\n    os.fork()", timeout_s=GENEROUS_S, max_processes=8, guard=False)
     assert not result.timed_out
     assert result.error.startswith("BlockingIOError")
     assert result.survivors == 0 and group_members(result.pid) == []
@@ -110,7 +114,7 @@ def test_fork_bomb_without_the_guard_is_bounded_by_the_process_limit():
 def test_stubborn_fork_bomb_is_killed_with_its_whole_group():
     code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
     result = run_code(code, timeout_s=0.25, max_processes=8, guard=False)  # 8 spinning processes: keep it short
-    assert result.timed_out and result.duration_s < 0.25 + MARGIN_S
+    assert result.timed_out and result.duration_s >= 0.25
     assert result.survivors == 0 and group_members(result.pid) == []
 
 
@@ -150,7 +154,7 @@ def test_writing_inside_and_reading_anywhere_are_allowed():
 
 
 def test_output_flood_hits_the_file_size_limit_and_is_truncated():
-    result = run_code("while True:\n    print('x' * 1000)", timeout_s=2, max_file_mb=1)
+    result = run_code("while True:\n    print('x' * 1000)", timeout_s=GENEROUS_S, max_file_mb=1)
     assert not result.timed_out and "File too large" in result.error
     assert len(result.output) <= MAX_OUTPUT_CHARS + 30
 
@@ -262,14 +266,20 @@ def check_none_survived(result, expected, timed_out=False):
 @pytest.mark.parametrize("guard", [True, False], ids=["guard on", "guard off"])
 def test_nothing_the_code_starts_outlives_it_when_it_ends(guard):
     names = GUARD_BLIND_ESCAPES if guard else list(ESCAPES)
-    result = run_code("\n".join(ESCAPES[name] for name in names), guard=guard, timeout_s=10)
+    result = run_code("\n".join(ESCAPES[name] for name in names), guard=guard, timeout_s=GENEROUS_S)
     check_none_survived(result, len(names))
 
 
 def test_nothing_the_code_starts_outlives_it_when_it_times_out():
     # It waits out its clock asleep: a busy loop would time out the same way, burning a core meanwhile.
+    # Every escape must be made before the clock ends the run, which takes longer on a loaded machine (0.15-0.22 s
+    # at a load average of 11 against a 0.5 s limit): the limit grows until they all are (the first, mostly).
     code = "\n".join(ESCAPES.values()) + "\nimport time\ntime.sleep(60)"
-    result = run_code(code, guard=False, timeout_s=0.5)
+    for timeout_s in (0.5, 2, 8):
+        result = run_code(code, guard=False, timeout_s=timeout_s)
+        if len(escapees(result.output)) == len(ESCAPES):
+            break
+        check_none_survived(result, len(escapees(result.output)), timed_out=True)  # those made died too
     check_none_survived(result, len(ESCAPES), timed_out=True)
 
 
@@ -280,13 +290,13 @@ def test_nothing_the_code_starts_outlives_an_interrupted_run():
     os.chmod(drop, 0o777)  # the child may run as another user
     pid_file = os.path.join(drop, "pid")
     code = ESCAPES["fork+setsid"] + (f"\nopen({pid_file!r} + '.new', 'w').write(str(pid))\n"
-                                     f"os.rename({pid_file!r} + '.new', {pid_file!r})\ntime.sleep(60)")
+                                     f"os.rename({pid_file!r} + '.new', {pid_file!r})\ntime.sleep(600)")
 
     def interrupt(*_):
         raise KeyboardInterrupt
 
     def interrupt_once_the_escapee_runs(main_thread):
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # only a backstop: the escapee writes its file at once
         while not os.path.exists(pid_file) and time.monotonic() < deadline:
             time.sleep(0.01)
         signal.pthread_kill(main_thread, signal.SIGALRM)
@@ -297,8 +307,10 @@ def test_nothing_the_code_starts_outlives_an_interrupted_run():
     try:
         watcher.start()
         with pytest.raises(KeyboardInterrupt):
-            run_code(code, guard=False, timeout_s=30)
-        assert time.monotonic() - start < 15  # it did not wait for the code's 30 s
+            run_code(code, guard=False, timeout_s=120)
+        # It did not wait for the code's clock: that would have ended the run at 120 s, with no interrupt to raise.
+        # (Not a bound on speed: it tells the interrupt from the clock, 100 times what the interrupt takes.)
+        assert time.monotonic() - start < 120
         pid = int(open(pid_file).read())
         assert not alive(pid)
     finally:

@@ -182,3 +182,35 @@ def test_the_shipped_fault_table_matches_a_live_run():
     shipped = next(r for r in json.loads(read_text("team_faults.json"))["rows"]
                    if (r["knob"], r["rate"], r["guard"], r["seed"]) == ("handoff_loop", 0.3, True, 0))
     assert injection("handoff_loop", 0.3, True, seed=0) == shipped
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"jaccard": "0.7"}, r"jaccard must be a word overlap in \(0, 1\]; got '0.7'"),
+    ({"jaccard": 1.5}, r"jaccard must be a word overlap"), ({"jaccard": True}, r"jaccard must be a word overlap"),
+    ({"window": 2.5}, "window must be a whole number, at least 1; got 2.5"),
+    ({"window": "3"}, "window must be a whole number"),
+    ({"checks": REPEATED_HANDOFF}, "checks must be a tuple of check names"),  # a string is not a tuple of names
+])
+def test_a_guard_refuses_a_setting_where_it_is_given(settings, message):
+    with pytest.raises(ValueError, match=message):
+        TeamGuard(**settings)
+
+
+@pytest.mark.parametrize("bad", [2.0, -0.3, "0.3", None], ids=repr)
+def test_a_fault_injection_refuses_a_rate_where_it_is_given(bad):
+    # A bad rate failed inside every run, and the harness turned each exception into a failed task: a row of zeros.
+    with pytest.raises(ValueError, match=f"rate must be an error rate per reply, between 0 and 1; got {bad!r}"):
+        injection("handoff_loop", bad, True, tasks=load_tasks()[:2])
+
+
+def test_a_fault_injection_whose_runs_raise_reports_the_error_not_a_row(monkeypatch):
+    from agentkit import team_faults
+    from agentkit.frontier import MeasurementError
+
+    class Broken(Supervisor):
+        def run(self, question, verbose=False):
+            raise RuntimeError("the lead is down")
+
+    monkeypatch.setitem(team_faults.TOPOLOGY_OF, "handoff_loop", Broken)
+    with pytest.raises(MeasurementError, match="2 of 2 runs of 'handoff_loop at 0.3' raised.*the lead is down"):
+        injection("handoff_loop", 0.3, True, tasks=load_tasks()[:2])

@@ -1,6 +1,5 @@
 """Chapter 15's topologies: who is called, how often, what reaches which prompt, and how each stops."""
 import threading
-import time
 
 import pytest
 
@@ -55,22 +54,25 @@ def test_a_managers_prompt_holds_its_members_reports_never_their_steps():
 
 
 def test_workers_of_one_round_run_at_the_same_time_and_the_next_round_sees_their_reports():
-    slow, seen, lock = get_llm("fake"), [], threading.Lock()
+    # The two look-ups' first calls meet at a barrier: it lets them through only if both are in a call at once.
+    # One after another, the first would wait alone until the barrier's backstop broke it. No clock decides it.
+    slow, seen, lock, together = get_llm("fake"), [], threading.Lock(), threading.Barrier(2, timeout=120)
     inner = slow.think
 
     def think(messages, temperature=0):
         text = messages[-1]["content"] if isinstance(messages, list) else messages
         if "Your assignment: Search for" in str(text):
             with lock:
-                seen.append(("start", time.perf_counter()))
-            time.sleep(0.05)
+                seen.append(text)
+                first_two = len(seen) <= 2
+            if first_two:
+                together.wait()
         return inner(messages, temperature)
 
     slow.think = think
     team = OrchestratorWorkers(slow)
     assert team.run(WOZ) == "19"
-    starts = sorted(t for kind, t in seen)
-    assert len(starts) == 4 and starts[1] - starts[0] < 0.04  # the two look-ups began together
+    assert len(seen) == 4 and not together.broken  # the two look-ups ran at the same time
     calculate = [p for p in prompts(slow, MEMBER_MARKER) if "Your assignment: Calculate" in p][0]
     assert "Linus Torvalds (born December 28, 1969)" in calculate
     assert "Steve Wozniak (born August 11, 1950)" in calculate
@@ -190,3 +192,33 @@ def test_noisy_members_still_leave_a_ledger_the_harness_can_read():
 
     report = evaluate(lambda: Supervisor(NoisyTaskLLM(0.3, seed=1)), load_tasks()[:8], review=False, progress=False)
     assert all(run.calls > 0 and not run.error for run in report.runs)
+
+
+# --- every setting is checked where it is given -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [Supervisor, AgentsAsTools, OrchestratorWorkers])
+@pytest.mark.parametrize("bad", [75, -0.5, "0.75", float("nan"), True, None], ids=repr)
+def test_a_team_refuses_an_escalation_threshold_that_is_not_a_confidence(make, bad):
+    # 75 and -0.5 were taken without a word; "0.75" failed later, deep inside a member's run.
+    with pytest.raises(ValueError, match=r"threshold must be a confidence between 0 and 1 .*got"):
+        make(get_llm("fake"), threshold=bad)
+
+
+@pytest.mark.parametrize("make, setting, bad", [
+    (Supervisor, "max_turns", "3"), (Supervisor, "max_turns", 2.5), (Supervisor, "member_steps", 0),
+    (AgentsAsTools, "max_steps", 0), (AgentsAsTools, "max_steps", "6"), (AgentsAsTools, "member_steps", None),
+    (OrchestratorWorkers, "max_workers", "2"), (OrchestratorWorkers, "max_rounds", 0.5),
+])
+def test_a_team_refuses_a_count_that_is_not_a_whole_number_of_at_least_one(make, setting, bad):
+    with pytest.raises(ValueError, match=f"{setting} must be a whole number, at least 1; got {bad!r}"):
+        make(get_llm("fake"), **{setting: bad})
+
+
+def test_a_team_refuses_models_and_guards_that_are_not_what_it_calls():
+    with pytest.raises(ValueError, match=r"member_llm must be an LLM \(an object with think"):
+        Supervisor(get_llm("fake"), "gpt-4o")
+    with pytest.raises(ValueError, match=r"escalate_to must be an LLM"):
+        Supervisor(get_llm("fake"), escalate_to="strong")
+    with pytest.raises(ValueError, match=r"guard must be a TeamGuard"):
+        Supervisor(get_llm("fake"), guard=True)

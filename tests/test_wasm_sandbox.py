@@ -36,7 +36,20 @@ def run_code(code, expression=None, **limits):
     return wasm_sandbox.run_code(code, expression, **limits)
 
 SECRET = "sk-test-should-never-leak"
-MARGIN_S = 1.5
+
+
+@pytest.fixture
+def patient_backstop(monkeypatch):
+    """The parent's backstop GENEROUS_S past the limit, so that only the run's own clock can stop a run near it."""
+    monkeypatch.setattr(wasm_sandbox, "BACKSTOP_S", GENEROUS_S)
+
+
+def stopped_by_its_own_clock(result, timeout_s):
+    """Timed out by the run's clock: it waited its limit, and came back before the (patient) backstop could fire.
+
+    No bound here is about speed: the lower one holds on any machine, the upper one tells two mechanisms apart
+    GENEROUS_S apart (the watcher at the limit, the backstop GENEROUS_S later)."""
+    return result.timed_out and timeout_s <= result.duration_s < timeout_s + GENEROUS_S
 
 
 @pytest.fixture(scope="session")
@@ -74,7 +87,7 @@ def outside():
 def test_value_output_and_fields_come_back(run):
     result = run("print('hello')\nx = 6 * 7", "x")
     assert (result.ok, result.value, result.output, result.error, result.timed_out) == (True, 42, "hello\n", None, False)
-    assert 0 < result.duration_s < 2 + MARGIN_S
+    assert result.duration_s > 0
     assert result.summary() == "ok: value=42, output='hello'"
 
 
@@ -260,24 +273,37 @@ def test_a_thread_is_a_clear_error_not_a_hang():
 # --- limits: time, memory, disk, output -------------------------------------------------
 
 
-def test_infinite_loop_is_stopped_by_the_clock(run):
+def test_infinite_loop_is_stopped_by_the_clock(run, patient_backstop):
     result = run("while True:\n    pass", timeout_s=0.2)  # the loop burns a core until the limit: keep it short
     assert result.timed_out and result.error.startswith("timed out")
-    assert result.duration_s < 0.2 + MARGIN_S
+    assert stopped_by_its_own_clock(result, 0.2)
 
 
 @pytest.mark.parametrize("sleep", ["import time\ntime.sleep(30)", "import select\nselect.select([], [], [], 30)"])
-def test_a_sleeper_ends_at_its_limit_with_everything_it_held(sleep):
+def test_a_sleeper_ends_at_its_limit_with_everything_it_held(sleep, patient_backstop, monkeypatch):
     # A sleep is a call into the engine that no interrupt reaches: once abandoned, it kept its thread,
     # its memory and its files until the sleep ended (three such runs held 459 MB).
     hoard = "hoard = bytearray(32 * 2**20)\nkeep = open('kept.txt', 'w')\n"
-    result = run_code(hoard + sleep, timeout_s=0.3)
-    assert result.timed_out and result.duration_s < 0.3 + MARGIN_S
+    replies = []
+    real_run = wasm_sandbox._Worker.run
+    monkeypatch.setattr(wasm_sandbox._Worker, "run", lambda self, job, patience: replies.append(
+        real_run(self, job, patience)) or replies[-1])
+    # The code must reach its sleep before its limit, and the interpreter's start alone can take longer than 0.3 s
+    # on a loaded machine: then the clock interrupts it before the sleep, as it should, and nothing here is
+    # checked. So the limit grows until a run is caught asleep (the first, on a quiet machine).
+    for timeout_s in (0.3, 1.0, 3.0, 9.0):
+        worker = wasm_sandbox._running_worker()
+        result = run_code(hoard + sleep, timeout_s=timeout_s)
+        assert stopped_by_its_own_clock(result, timeout_s)
+        if replies[-1].get("stuck"):
+            break
+    else:
+        pytest.fail(f"the code never reached its sleep within {timeout_s} s: nothing was checked")
     assert [t.name for t in threading.enumerate() if t.name == "agentkit-wasm-run"] == []
-    # The process it slept in ends: it answers first, then exits, so give its exit a moment (a poll() right after the
-    # answer lost that race on a loaded machine).
-    assert wasm_sandbox._worker.process.wait(timeout=5) is not None
-    assert run_code("x = 1", "x").value == 1  # and the next run gets a new one
+    # The process it slept in has ended, with all it held: run_code waits for its exit (and kills it if it lingers
+    # past a second), so no clock of the test's own decides this.
+    assert worker.process.returncode is not None and wasm_sandbox._worker is worker
+    assert run_code("x = 1", "x").value == 1 and wasm_sandbox._worker is not worker  # the next run gets a new one
 
 
 def _during_a_run(act, **limits):
@@ -296,7 +322,7 @@ def _during_a_run(act, **limits):
 def test_a_worker_that_does_not_answer_is_killed_at_the_backstop(monkeypatch):
     monkeypatch.setattr(wasm_sandbox, "BACKSTOP_S", 0.2)
     result = _during_a_run(lambda worker: worker.send_signal(signal.SIGSTOP), timeout_s=0.3)
-    assert result.timed_out and result.duration_s < 0.3 + 0.2 + MARGIN_S
+    assert result.timed_out and result.duration_s >= 0.3 + 0.2  # a stopped worker never answers: the backstop did
     assert run_code("x = 1", "x").value == 1
 
 

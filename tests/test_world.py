@@ -8,7 +8,8 @@ from agentkit.approval import (Approve, ApprovalNeeded, Call, GatedExecutor, Rep
 from agentkit.llm import ScriptedLLM
 from agentkit.pausable import PausableAgent
 from agentkit.react import ReActAgent
-from agentkit.replay import Recorder, ReplayLLM
+from agentkit.recorder import Recorder
+from agentkit.replay import ReplayLLM
 from agentkit.scripts.world import LEAK_QUESTION, RULES, STANDUP_QUESTION, TIDY_QUESTION
 from agentkit.tools import ToolExecutor, default_executor
 from agentkit.widgets.approval import PLACEHOLDER, approval_prompt

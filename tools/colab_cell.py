@@ -81,14 +81,15 @@ def as_lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def header(url: str) -> str:
-    """The line under a chapter's title: the Colab link (flagged while it names the placeholder) and the sources."""
+def header(url: str, chinese: str = "") -> str:
+    """The line under a chapter's title: the Colab link (flagged while it names the placeholder), the sources, and
+    the chapter's Chinese edition where it has one (`chinese`: its path from notebooks/)."""
     note = (f" (not yet: the course's repository is still the placeholder {PLACEHOLDER}; whoever publishes the "
             "course sets it with `python tools/colab_cell.py --repo owner/name`)") if PLACEHOLDER in url else ""
-    return f"[Open in Colab]({url}){note} · [the course's sources]({SOURCES})"
+    return f"[Open in Colab]({url}){note} · [the course's sources]({SOURCES})" + (f" · [中文]({chinese})" if chinese else "")
 
 
-def with_link(source: list[str], url: str) -> list[str]:
+def with_link(source: list[str], url: str, chinese: str = "") -> list[str]:
     """The first cell's source with the header line under its first heading (an older one removed first)."""
     lines = "".join(source).split("\n")
     old = next((i for i, line in enumerate(lines) if LINK_LINE.match(line)), None)
@@ -96,7 +97,7 @@ def with_link(source: list[str], url: str) -> list[str]:
         start = old - 1 if old > 0 and not lines[old - 1].strip() else old
         del lines[start:start + 2]
     heading = next((i for i, line in enumerate(lines) if line.startswith("#")), None)
-    link = header(url)
+    link = header(url, chinese)
     if heading is None:
         lines[0:0] = [link, ""]
     else:
@@ -115,16 +116,16 @@ def install_cell(spec: str) -> dict:
     }
 
 
-def update_notebook(nb: dict, repository: str, relative_path: str) -> dict:
+def update_notebook(nb: dict, repository: str, relative_path: str, chinese: str = "") -> dict:
     """The notebook with the link and the install cell in place; every other cell is the same object."""
     cells = [c for c in nb["cells"] if TAG not in c.get("metadata", {}).get("tags", [])]
     first = cells[0]
     if first["cell_type"] == "markdown":
-        first = dict(first, source=with_link(first["source"], colab_url(repository, relative_path)))
+        first = dict(first, source=with_link(first["source"], colab_url(repository, relative_path), chinese))
         cells = [first] + cells[1:]
     else:
         link = {"cell_type": "markdown", "id": "colab-link", "metadata": {},
-                "source": [header(colab_url(repository, relative_path))]}
+                "source": [header(colab_url(repository, relative_path), chinese)]}
         cells = [link] + cells
         first = link
     return dict(nb, cells=[first, install_cell(install_spec(repository))] + cells[1:])
@@ -167,7 +168,8 @@ def main(argv=None) -> int:
     args.repo = args.repo or repository_in(text)
     for path in sorted((args.root / "notebooks").glob("[0-9]*.ipynb")):
         before = path.read_text(encoding="utf-8")
-        after = dumps(update_notebook(json.loads(before), args.repo, path.relative_to(args.root).as_posix()))
+        chinese = f"zh-CN/{path.name}" if (path.parent / "zh-CN" / path.name).exists() else ""
+        after = dumps(update_notebook(json.loads(before), args.repo, path.relative_to(args.root).as_posix(), chinese))
         if after != before:
             path.write_text(after, encoding="utf-8", newline="\n")
             changed.append(path.name)

@@ -14,18 +14,20 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentkit"
 
 # Lowest first; a module may import from its own layer or any layer below, never above.
 LAYERS = {
-    "foundations": ["data", "text", "settings", "tokens", "parsing", "tools", "faults", "batch", "game24",
-                    "lessons", "sandbox", "sandbox_supervisor", "wasm_module", "wasm_disk", "wasm_worker",
+    "foundations": ["data", "i18n", "text", "settings", "bpe", "tokens", "parsing", "tools", "faults", "batch", "game24",
+                    "lessons", "tool_calls", "sandbox", "sandbox_supervisor", "wasm_module", "wasm_disk", "wasm_worker",
                     "wasm_sandbox", "data.make_game24",
-                    "world", "mcp_server", "mcp_tools", "mcp_stdio", "mcp_poisoned", "game24_human", "retrieval", "memory_store",
-                    "memory_data"],
-    "LLM layer": ["protocol", "scripted", "openai_client", "llm", "local", "replay", "minilm", "embeddings"],
+                    "world", "mcp_server", "mcp_tools", "mcp_stdio", "mcp_poisoned", "game24_human", "retrieval", "memory_store", "memory_file",
+                    "memory_data", "bfcl"],
+    "LLM layer": ["protocol", "grammar", "scripted", "openai_client", "llm", "local", "cassette", "cassette_miss", "recorder", "replay", "minilm", "embeddings"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
                   "context", "tasks", "evaluate", "lakeford", "approval", "pausable", "memory", "otel", "ledgers", "routing",
-                  "team_guards", "members", "teams"],
+                  "team_guards", "members", "teams", "relay", "context_strategies", "context_tools", "caching",
+                  "bfcl_models", "agentdojo_run"],
     "course": ["scripts", "scripts.*", "exercises", "exercises.*", "instruments", "capstone", "capstone_world", "modes", "loopback", "sick",
-               "channels", "runtime_suites", "paradigms", "frontier", "team_faults",
-               "widgets", "widgets.*", "bridge", "bridge.*", "__init__"],
+               "capstone_grader", "capstone_server", "capstone_client", "capstone_bar",
+               "channels", "grammar_sweep", "runtime_suites", "paradigms", "frontier", "team_faults",
+               "widgets", "widgets.*", "bridge", "bridge.*", "__init__", "long_context", "context_runs"],
 }
 
 

@@ -2,7 +2,8 @@
 
     python tools/install.py           # the course (make lab's part): JupyterLab, agentkit (editable), the small model
     python tools/install.py --test    # and the test tools (make test's part): pytest, nbval, hypothesis,
-                                      # and chapter 16's bridge (LangGraph, smolagents, OpenTelemetry)
+                                      # chapter 16's bridge (LangGraph, smolagents, OpenTelemetry)
+                                      # and chapter 18's benchmarks (AgentDojo, BFCL)
 
 Run it inside a virtual environment of your own (python -m venv .venv, then activate it).
 Kept to syntax every Python 3 parses, so an old interpreter gets the gate's message, not a SyntaxError.
@@ -30,12 +31,15 @@ HYPOTHESIS_TABLE = ("import warnings; warnings.simplefilter('ignore'); from hypo
 
 
 def install_test_tools():
-    """What make test adds to the course: the test tools, and chapter 16's bridge (LangGraph, smolagents, OpenTelemetry)."""
+    """What make test adds to the course: the test tools, chapter 16's bridge (LangGraph, smolagents, OpenTelemetry)
+    and chapter 18's benchmarks (AgentDojo, BFCL; both pinned closures, installed without pip's resolver)."""
     pip_install("-r", "requirements-test.txt")
     if sys.version_info >= (3, 15):  # a wheel of every package but one (requirements-bridge-3.15.txt says which, why)
         pip_install("--no-deps", "-r", "requirements-bridge-3.15.txt")
     else:
         pip_install("-r", "requirements-bridge.txt")
+    pip_install("--no-deps", "-r", "requirements-benchmarks.txt")
+    pip_install("--no-deps", "-r", "requirements-benchmarks-nodeps.txt")
     print("+ building Hypothesis's Unicode tables once (kept in .hypothesis/)", flush=True)
     subprocess.check_call([sys.executable, "-c", HYPOTHESIS_TABLE], cwd=ROOT)
 

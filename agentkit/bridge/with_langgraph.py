@@ -7,12 +7,16 @@
   prompt, the executor's tools, and `ModelCallLimitMiddleware(run_limit=max_steps)` as the step fuse.
 * `plan_and_solve_graph(llm)`: a `StateGraph` with two nodes, plan (one call, `agentkit.plan.parse_plan`)
   and execute (one call per step, every earlier result in its prompt), looping until the plan is done.
+  With `review=True` (and a checkpointer), a review node between them calls `langgraph.types.interrupt` once
+  with the whole plan: the run pauses there, and resuming with `Command(resume=...)` decides for every step at
+  once: True runs the plan, a list of steps runs that plan instead, anything else runs nothing.
 * `LangGraphReAct`, `LangGraphPlanAndSolve`: the same graphs behind the course's agent interface
   (`run(question) -> answer`, `.llm`, `.tools`, `.steps`, `.stop_reason`), so `agentkit.evaluate` runs them.
 Import this module only where the bridge is installed (`agentkit.bridge.missing()`).
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional, TypedDict
 
 from langchain.agents import create_agent
@@ -22,13 +26,14 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
 
 from ..modes import get_llm
 from ..plan import EXECUTOR_PROMPT, EXECUTOR_ROLE, PLANNER_PROMPT, PLANNER_ROLE, StepResult, parse_plan, step_context
 from ..protocol import ledger
 from ..react import ROLE_PROMPT
 from ..tools import default_executor
-from . import FINISH, Turn, call_id, keep_call, read, render, thought_of
+from . import FINISH, Turn, call_id, clean, keep_call, read, render, thought_of, tool_name
 
 LIMIT_MESSAGE = "Model call limits exceeded"  # how ModelCallLimitMiddleware's closing message begins
 
@@ -52,30 +57,33 @@ class CourseChatModel(BaseChatModel):
 
     llm: Any
     with_tools: bool = False
+    tool_names: list = []  # the bound tools' names: a call's name takes their spelling
 
     @property
     def _llm_type(self) -> str:
         return "agentkit-course-llm"
 
     def bind_tools(self, tools, **kwargs):
-        return self.model_copy(update={"with_tools": True})
+        names = [getattr(t, "name", None) or (t.get("function", t).get("name") if isinstance(t, dict) else None)
+                 for t in tools]
+        return self.model_copy(update={"with_tools": True, "tool_names": [n for n in names if n]})
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
         if not self.with_tools:
             sent = [{"role": "system" if isinstance(m, SystemMessage) else "user", "content": _text(m)} for m in messages]
-            return _result(AIMessage(content=self.llm.think(sent)))
+            return _result(AIMessage(content=clean(self.llm.think(sent))))
         system = next((_text(m) for m in messages if isinstance(m, SystemMessage)), "")
         head = next((_text(m) for m in messages if isinstance(m, HumanMessage)), "")
         turns = _turns(messages)
         before = len(ledger(self.llm))
-        reply = self.llm.think(render(system, head, turns))
+        reply = clean(self.llm.think(render(system, head, turns)))
         parsed = read(reply)
         if parsed.action == FINISH:
             return _result(AIMessage(content=parsed.argument))
         if not parsed.action:  # no tool call: to create_agent, that is the answer
             return _result(AIMessage(content=reply))
-        call = {"name": parsed.action, "args": {"input": parsed.argument},
-                "id": call_id(parsed.action, parsed.argument, len(turns))}
+        name = tool_name(parsed.action, self.tool_names)
+        call = {"name": name, "args": {"input": parsed.argument}, "id": call_id(name, parsed.argument, len(turns))}
         keep_call(self.llm, before, call["name"], call["args"], call["id"])
         return _result(AIMessage(content=parsed.thought, tool_calls=[call]))
 
@@ -84,12 +92,23 @@ def _result(message: AIMessage) -> ChatResult:
     return ChatResult(generations=[ChatGeneration(message=message)])
 
 
+def _one_string(input: str) -> str:
+    return input
+
+
+@functools.cache
+def _input_schema():
+    """The arguments' schema of every course tool (one string, `input`), made once: LangChain builds a pydantic
+    model for it, which cost more than the rest of building an agent (tens of ms a tool, for every agent)."""
+    return StructuredTool.from_function(_one_string, name="input", description="input").args_schema
+
+
 def langchain_tools(tools) -> list:
     """The executor's tools as LangChain tools: one string argument, `input`; each call runs through the executor."""
     def wrap(name: str, description: str):
         def run(input: str) -> str:
             return tools.run(name, input)
-        return StructuredTool.from_function(run, name=name, description=description)
+        return StructuredTool(name=name, description=description, func=run, args_schema=_input_schema())
 
     return [wrap(t.name, t.description) for t in tools.tools.values()]
 
@@ -134,8 +153,9 @@ class PlanState(TypedDict, total=False):
     results: list  # [step, result] per executed step: plain lists, which every checkpointer can store
 
 
-def plan_and_solve_graph(llm, max_steps: int = 10, checkpointer=None, interrupt_before: Optional[list] = None):
-    """plan -> execute -> execute ... -> END: chapter 04's 1 + N calls, with the state in a TypedDict."""
+def plan_and_solve_graph(llm, max_steps: int = 10, checkpointer=None, interrupt_before: Optional[list] = None,
+                         review: bool = False):
+    """plan -> [review ->] execute -> execute ... -> END: chapter 04's 1 + N calls, the state in a TypedDict."""
     model = CourseChatModel(llm=llm)
 
     def plan(state: PlanState) -> dict:
@@ -149,6 +169,14 @@ def plan_and_solve_graph(llm, max_steps: int = 10, checkpointer=None, interrupt_
         result = _text(model.invoke([HumanMessage(prompt)])).strip()
         return {"results": [*state["results"], [state["plan"][len(done)], result]]}
 
+    def read_plan(state: PlanState) -> dict:  # a person decides once, for the whole plan
+        decision = interrupt({"question": state["question"], "plan": state["plan"]})
+        if decision is True:
+            return {}
+        if isinstance(decision, list) and decision:
+            return {"plan": [str(step) for step in decision]}
+        return {"plan": []}
+
     def more_to_do(state: PlanState) -> str:
         return "execute" if len(state["results"]) < len(state["plan"]) else END
 
@@ -156,7 +184,12 @@ def plan_and_solve_graph(llm, max_steps: int = 10, checkpointer=None, interrupt_
     graph.add_node("plan", plan)
     graph.add_node("execute", execute)
     graph.add_edge(START, "plan")
-    graph.add_conditional_edges("plan", more_to_do, ["execute", END])
+    if review:
+        graph.add_node("review", read_plan)
+        graph.add_edge("plan", "review")
+        graph.add_conditional_edges("review", more_to_do, ["execute", END])
+    else:
+        graph.add_conditional_edges("plan", more_to_do, ["execute", END])
     graph.add_conditional_edges("execute", more_to_do, ["execute", END])
     return graph.compile(checkpointer=checkpointer, interrupt_before=interrupt_before)
 

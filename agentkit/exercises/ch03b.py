@@ -8,7 +8,8 @@ import re
 from ..llm import Rule, ScriptedLLM
 from ..parsing import naive_parse, parse_reply
 from ..react import REACT_MARKER, ReActAgent
-from ..replay import ReplayLLM, cassette_path
+from ..cassette import cassette_path
+from ..replay import ReplayLLM
 from ..scripts.react import CHECKPOINT_QUESTION
 from ..tools import default_executor
 from . import Fail, call, cases, exercise, question, reference, shown

@@ -11,7 +11,8 @@ from ..native import (
     NATIVE_FALLBACK_MARKER, NATIVE_MARKER, NativeReActAgent, call_problem, format_failures, tool_schemas,
 )
 from ..protocol import AssistantTurn, FunctionCall
-from ..replay import CassetteMiss, Recorder, request_of
+from ..cassette import CassetteMiss, request_of
+from ..recorder import Recorder
 from ..scripted import ScriptedLLM
 from ..scripts import course_script
 from ..scripts.native import DISEASES, TASKS, sick_tool_caller

@@ -15,7 +15,7 @@ from .boundary import (  # noqa: F401 - chapters import these from here (and fro
     FIELD_CHARS, Fail, Forbidden, NotDone, NotPlain, _Now, _raised, call, cases, learner_code, note, plain, reference,
 )
 
-CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16"]
+CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16", "17", "18"]
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
 SHOWN = "shown"  # right, after the answer was shown: progress keeps it apart from solved

@@ -10,7 +10,7 @@ from ..scripted import Rule
 
 # Each module exposes RULES: list[Rule]. Order matters only within a module.
 CHAPTER_SCRIPTS = ["basics", "react", "plan", "reflection", "reflexion", "tot", "runtime", "native", "tasks", "world",
-                   "memory", "teams", "bridge"]
+                   "memory", "teams", "bridge", "relay"]
 
 
 def course_script() -> list[Rule]:

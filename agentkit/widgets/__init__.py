@@ -12,6 +12,8 @@ import contextlib
 import html
 import io
 
+from ..i18n import tr
+
 PLACEHOLDER = "Panel: run this cell to open it (controls, a Run button, then text and charts)."
 
 
@@ -54,9 +56,9 @@ def capture(show, values: dict) -> tuple[str, list[bytes]]:
             try:
                 show(**values)
             except ValueError as e:
-                print(f"Cannot run with these values: {e}")
+                print(tr("Cannot run with these values: {error}", error=e))
             except Exception as e:  # noqa: BLE001 - the learner must see it in the panel
-                print(f"The run failed: {type(e).__name__}: {e}")
+                print(tr("The run failed: {kind}: {error}", kind=type(e).__name__, error=e))
     finally:
         plt.show = real_show
     images = []
@@ -65,6 +67,11 @@ def capture(show, values: dict) -> tuple[str, list[bytes]]:
         images.append(figure_png(fig))
         plt.close(fig)
     return text.getvalue(), images
+
+
+def label_text(description: str) -> str:
+    """A control's label in the learner's language; a label that is a parameter's name (max_steps) is code."""
+    return description if "_" in description and description.isidentifier() else tr(description)
 
 
 def run_panel(controls: dict, show, label: str = "Run", charts: bool = True):
@@ -79,14 +86,16 @@ def run_panel(controls: dict, show, label: str = "Run", charts: bool = True):
     for control in controls.values():
         if hasattr(control, "style") and hasattr(control.style, "description_width"):
             control.style.description_width = "initial"  # long labels are not cut
-    button = widgets.Button(description=label, button_style="primary")
-    status = widgets.HTML(value="<i>Press the button to run.</i>")
+        if getattr(control, "description", ""):  # a label in words is translated; a parameter's name stays code
+            control.description = label_text(control.description)
+    button = widgets.Button(description=tr(label), button_style="primary")
+    status = widgets.HTML(value=f"<i>{html.escape(tr('Press the button to run.'))}</i>")
     text = widgets.HTML()
     figures = widgets.VBox()
 
     def on_click(_):
         button.disabled = True
-        status.value = "<i>Running…</i>"
+        status.value = f"<i>{html.escape(tr('Running…'))}</i>"
         try:
             printed, images = capture(show, {name: control.value for name, control in controls.items()})
             text.value = f"<pre style='white-space: pre-wrap; margin: 0'>{html.escape(printed)}</pre>"

@@ -1,22 +1,18 @@
-"""Notebook 08's panels: inject an instability and watch the runtime; shrink the history and watch the bill.
+"""Notebook 08's panel: inject an instability and watch the runtime.
 
-`show_guard` and `show_context` are the plain callbacks (pytest drives them); `guard_panel` and
-`context_panel` wrap them in widgets. The plots are shared with the notebook. Every count is
-read from the ledgers.
+`show_guard` is the plain callback (pytest drives it); `guard_panel` wraps it in widgets. The plots
+are shared with the notebook. Every count is read from the ledgers.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import accumulate
 
-from ..context import LayeredContext
-from ..runtime import CHECKPOINT_MARKER, Runtime
+from ..runtime import Runtime
 from ..runtime_suites import Outcome, load_suite, outcome, run_task, task_by_id
 from ..text import shorten
 from . import run_panel
 
 JACCARD_RANGE, WINDOW_RANGE, CHECKPOINT_RANGE, MAX_STEPS_RANGE = (0.1, 1.0), (1, 6), (0, 6), (3, 30)
-BUDGET_RANGE, RAW_RANGE, CHARS_RANGE, STEPS_RANGE = (0, 3000), (0, 5), (80, 2000), (5, 30)
 
 
 
@@ -144,70 +140,3 @@ def plot_tradeoff(rows: list[dict], axes=None):
         _integer_ticks(ax)
         ax.legend(loc="best")
     return axes
-
-
-# --- the context panel ------------------------------------------------------------------------
-
-
-def token_race(context: LayeredContext, steps: int = 30):
-    """The long task (scraped pages) with full replay and with `context`: the two agents."""
-    task = load_suite("long")[0]
-    return (run_task(task, max_steps=steps, scraped=True),
-            run_task(task, context=context, max_steps=steps, scraped=True))
-
-
-def plot_token_race(full, layered, axes=None, budget=None):
-    """Prompt tokens per call and cumulative, full replay against the layered context (from the ledgers)."""
-    import matplotlib.pyplot as plt
-
-    if axes is None:
-        axes = plt.subplots(1, 2, figsize=(11, 3.8))[1]
-    per_call, cumulative = axes
-    for agent, label, style in ((full, "full replay", "o-"), (layered, "LayeredContext", "s-")):
-        tokens = [c.prompt_tokens for c in agent.run_calls if CHECKPOINT_MARKER not in c.prompt]
-        calls = range(1, len(tokens) + 1)
-        per_call.plot(calls, tokens, style, markersize=3, label=label)
-        cumulative.plot(calls, list(accumulate(tokens)), style, markersize=3, label=label)
-    if budget:
-        per_call.axhline(budget, color="tab:red", linestyle=":", label=f"budget ({budget} tokens)")
-    per_call.set(title="Prompt tokens of each call", xlabel="call (step)", ylabel="prompt tokens")
-    cumulative.set(title="Cumulative prompt tokens", xlabel="steps", ylabel="tokens")
-    for ax in axes:
-        _integer_ticks(ax, "x")
-        ax.legend(loc="upper left")
-    return axes
-
-
-def show_context(raw_steps: int = 2, observation_chars: int = 600, budget_tokens: int = 1000, steps: int = 15):
-    """The panel's callback: run the long task both ways, print the totals, plot both bills."""
-    if not STEPS_RANGE[0] <= steps <= STEPS_RANGE[1]:
-        raise ValueError(f"steps must be between {STEPS_RANGE[0]} and {STEPS_RANGE[1]}, got {steps}")
-    context = LayeredContext(raw_steps, observation_chars, budget_tokens=budget_tokens or None)
-    full, layered = token_race(context, steps)
-    task = load_suite("long")[0]
-    totals = {}
-    for label, agent in (("full replay", full), ("LayeredContext", layered)):
-        tokens = [c.prompt_tokens for c in agent.run_calls]
-        totals[label] = sum(tokens)
-        print(f"{label:15}: {len(tokens)} calls, {sum(tokens)} prompt tokens (largest call {max(tokens)}), "
-              f"stop: {agent.stop_reason}, answer: {shorten(agent.answer, 40)}, correct: {task.check(agent.answer)}")
-    print(f"layered / full = {totals['LayeredContext'] / totals['full replay']:.1%}")
-    plot_token_race(full, layered, budget=budget_tokens or None)
-    return full, layered
-
-
-def context_panel():
-    """Sliders for the layered context (raw steps, cap, budget) and the run length; both bills below."""
-    import ipywidgets as w
-
-    return run_panel(
-        {
-            "raw_steps": w.IntSlider(value=2, min=RAW_RANGE[0], max=RAW_RANGE[1], description="raw steps"),
-            "observation_chars": w.IntSlider(value=600, min=CHARS_RANGE[0], max=CHARS_RANGE[1], step=20,
-                                             description="observation cap (chars)"),
-            "budget_tokens": w.IntSlider(value=1000, min=BUDGET_RANGE[0], max=BUDGET_RANGE[1], step=50,
-                                         description="token budget (0 = none)"),
-            "steps": w.IntSlider(value=15, min=STEPS_RANGE[0], max=STEPS_RANGE[1], description="steps"),
-        },
-        show_context,
-    )

@@ -11,7 +11,7 @@ import json
 
 from ..data import read_text
 from ..evaluate import evaluate
-from ..frontier import RATES, SYSTEMS, dollars, make_system, reached_strong
+from ..frontier import RATES, SYSTEMS, dollars, make_system, raise_errors, reached_strong
 from ..protocol import ledger
 from ..routing import System
 from ..tasks import load_tasks
@@ -47,6 +47,7 @@ def run_system(system: str = "cascade", error_rate: float = 0.1, threshold: floa
         return made[-1]
 
     report = evaluate(make_agent, load_tasks(), name=system, review=False, progress=False)
+    raise_errors(report, system)
     solved = sum(run.correct for run in report.runs)
     calls: dict = {}
     for one in made:
