@@ -284,8 +284,8 @@ class LearnersReplay:
 
 @exercise("11.replay", "build", "Find a recorded reply",
           "Write `find_entry(entries, request)`: the first cassette entry whose request equals this request, or None; "
-          "agentkit.replay's own lookup (ReplayLLM, _canonical) is refused.",
-          forbid=("agentkit.replay:ReplayLLM._answer", "agentkit.replay:_canonical"), objects=False)
+          "agentkit.replay's own lookup (ReplayLLM, cassette.canonical) is refused.",
+          forbid=("agentkit.replay:ReplayLLM._answer", "agentkit.cassette:canonical"), objects=False)
 def _replay(find_entry):
     if not callable(find_entry):
         raise Fail("your answer", "a function find_entry(entries, request) -> entry or None", repr(find_entry),
