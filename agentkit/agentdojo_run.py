@@ -29,7 +29,8 @@ A defence (`DEFENCES`) decides each requested call before it runs (`decide(defen
 Effects (`effect(tool)`): a name starting get_, read_, search_, list_ or check_ reads; `get_webpage` reads an
 address the call chooses, so it counts as a send (chapter 12's open world); every other tool has a side effect.
 
-`run_pair(suite, user_task, injection_task, defence)` runs one pair; `sweep()` runs them all.
+`run_pair(suite, user_task, injection_task, defence)` runs one pair; `sweep()` runs them all. AgentDojo is
+imported through `agentkit.agentdojo_import.lean()`, without the vendor SDKs it would load and this never calls.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .agentdojo_import import lean
 from .approval import Call, Tainted, Verdict
 from .bfcl import interval
 
@@ -125,6 +127,7 @@ def _flat(text: str) -> str:
 
 
 def _pipeline_element():
+    lean()  # AgentDojo without the vendor SDKs it would import (agentkit.agentdojo_import says why)
     from agentdojo.agent_pipeline.base_pipeline_element import BasePipelineElement
 
     class ScriptedAgent(BasePipelineElement):
@@ -184,6 +187,7 @@ def suite(name: str):
     if name not in SUITES:
         raise ValueError(f"suite must be one of {', '.join(SUITES)}, got {name!r}")
     if name not in _suites:
+        lean()
         from agentdojo.task_suite.load_suites import get_suite
         _suites[name] = get_suite(BENCHMARK_VERSION, name)
     return _suites[name]
@@ -191,6 +195,7 @@ def suite(name: str):
 
 def injections(suite_name: str, user_task, injection_task) -> dict:
     """AgentDojo's attack (ATTACK) for this pair: {placeholder: injected text}."""
+    lean()
     from agentdojo.attacks.attack_registry import load_attack
 
     s = suite(suite_name)
@@ -206,6 +211,7 @@ def run_pair(suite_name: str, user_task, injection_task, defence: str, environme
     """One run: utility, attack success as AgentDojo scores it (requested calls count where its check reads the
     calls) and as the calls that ran decide it, and the ledger. `environment`: the suite's environment with this
     pair's injections, loaded already (it is copied, never changed)."""
+    lean()
     from agentdojo.functions_runtime import FunctionsRuntime
     from agentdojo.task_suite.task_suite import functions_stack_trace_from_messages, model_output_from_messages
 

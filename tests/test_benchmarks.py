@@ -1,8 +1,10 @@
 """Chapter 18: BFCL's match (on entries written here, then on the installed data against bfcl-eval's own checker),
-the three channels' requests, the grammar, and AgentDojo's defences (their rules here, one pair through AgentDojo)."""
+the three channels' requests, the grammar, AgentDojo's defences (their rules here, pairs through AgentDojo), AgentDojo
+imported without its vendor SDKs (agentkit.agentdojo_import), and samples of both shipped sweeps recomputed."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -133,6 +135,26 @@ def test_the_shipped_bfcl_sweep_reports_full_agreement_and_a_perfect_oracle():
             assert s["right"] == sum(v["right"] for v in s["verdicts"]) and s["of"] == len(s["verdicts"])
 
 
+@needs_bfcl
+def test_the_shipped_bfcl_verdicts_are_the_recordings_scored_now():
+    """Every recorded SmolLM2 reply, replayed from the cassette and scored again by ours and by bfcl-eval's checker."""
+    from agentkit.data import read_text
+    from agentkit.replay import ReplayLLM, cassette_path
+
+    sweep = json.loads(read_text("bfcl_sweep.json"))
+    for category, row in sweep["categories"].items():
+        entries = {e.id: e for e in bfcl.load(category, sweep["drawn_per_category"])}
+        for channel in bm.CHANNELS:
+            llm = ReplayLLM(cassette_path("18_public_benchmarks"), name=channel)
+            for shipped in row["smollm2"][channel]["verdicts"]:
+                e = entries[shipped["id"]]
+                calls, problem = bm.ask(llm, e, channel)
+                ours = bfcl.match(e, calls)[0] if not problem else ("irrelevance" in category)
+                theirs = bfcl.bfcl_check(e, None if problem else calls, problem)[0]
+                assert (ours, theirs) == (shipped["right"], shipped["bfcl_eval"]), (channel, e.id)
+                assert llm.calls[-1].reply.startswith(shipped["reply"])
+
+
 # --- the channels ------------------------------------------------------------------------------------------------
 
 class Canned(LedgerLLM):
@@ -252,6 +274,140 @@ def test_one_pair_through_agentdojo_under_four_defences():
                                                               d)[k]) for k in ("utility", "attack")) for d in ROWS}
 
 
+def shipped_agentdojo_sweep() -> dict:
+    from agentkit.data import read_text
+    return json.loads(read_text("agentdojo_sweep.json"))
+
+
+@needs_dojo
+@pytest.mark.parametrize("suite_name", ["workspace", "banking", "slack"])  # travel's: ~50 ms a run to copy its world
+def test_a_sample_of_the_shipped_agentdojo_sweep_is_what_agentdojo_says_now(suite_name):
+    """The first pair whose attack provenance lets through (banking has none: the first), and its user task without
+    an attack, under every defence: the shipped rows are a live run's. Travel's rows are held to the same rules as
+    the others' by test_the_shipped_agentdojo_sweep_holds_every_suite_and_defence_with_consistent_rates."""
+    rows = shipped_agentdojo_sweep()["suites"][suite_name]["defences"]
+    user_id, attack_id, *_ = next((p for p in rows["provenance"]["pairs"] if p[4]), rows["provenance"]["pairs"][0])
+    s = dojo.suite(suite_name)
+    user, attack = s.user_tasks[user_id], s.injection_tasks[attack_id]
+    attacked, clean = dojo.load_environment(suite_name, user, attack), dojo.load_environment(suite_name, user, None)
+    for defence in dojo.DEFENCES:
+        live = dojo.run_pair(suite_name, user, attack, defence, attacked)
+        shipped = next(p for p in rows[defence]["pairs"] if p[:2] == [user_id, attack_id])
+        assert shipped == [user_id, attack_id, live["utility"], live["attack"], live["attack_ran"]], defence
+        utility = dojo.run_pair(suite_name, user, None, defence, clean)["utility"]
+        assert rows[defence]["clean"][list(s.user_tasks).index(user_id)] == utility, defence
+
+
+def agentdojos_own_tool_result_to_str():
+    """AgentDojo's `tool_result_to_str`, compiled from its installed file alone: its module imports Google's SDK."""
+    import ast
+    from collections.abc import Callable
+
+    import yaml
+    from agentdojo.functions_runtime import FunctionReturnType
+    from pydantic import BaseModel
+
+    from agentkit import agentdojo_import
+
+    path = agentdojo_import._installed() / "agent_pipeline" / "tool_execution.py"
+    node = next(n for n in ast.parse(path.read_text(encoding="utf-8")).body
+                if isinstance(n, ast.FunctionDef) and n.name == "tool_result_to_str")
+    names = {"yaml": yaml, "BaseModel": BaseModel, "Callable": Callable, "FunctionReturnType": FunctionReturnType}
+    exec(compile(ast.Module([node], []), str(path), "exec"), names)
+    return names["tool_result_to_str"]
+
+
+def shown(to_str, result, **how):
+    """What a formatter makes of a result: its text, or the error it raises."""
+    try:
+        return to_str(result, **how)
+    except Exception as e:  # noqa: BLE001 - the error is the outcome compared
+        return type(e), str(e)
+
+
+@needs_dojo
+def test_our_tool_result_to_str_gives_agentdojos_text_for_every_kind_of_result_the_suites_return():
+    from agentdojo.functions_runtime import FunctionsRuntime
+
+    from agentkit.agentdojo_import import tool_result_to_str as ours
+
+    def kind(value):
+        return type(value).__name__, tuple(sorted({type(v).__name__ for v in value})) if isinstance(value, list) else ()
+
+    theirs, results = agentdojos_own_tool_result_to_str(), {}
+    for name in dojo.SUITES:
+        s = dojo.suite(name)
+        env, runtime = s.load_and_inject_default_environment({}), FunctionsRuntime(s.tools)
+        for task in [*s.user_tasks.values(), *s.injection_tasks.values()]:
+            for call in task.ground_truth(env):  # one environment per suite, changed by each task in turn
+                result, _ = runtime.run_function(env, call.function, dict(call.args))
+                results.setdefault((name, call.function, kind(result)), result)  # each tool's each kind, once
+    kinds = {k for _, _, k in results}
+    assert {("Email", ()), ("list", ("Email",)), ("list", ("Transaction",)), ("list", ("str",)), ("list", ()),
+            ("dict", ()), ("str", ()), ("NoneType", ())} <= kinds, kinds
+    odd = [[1.5], [True], ["a", 2, None], (1, "b"), {"k": [1]}, 3.0, b"x"]  # what no suite returns, errors included
+    for result in [*results.values(), *odd]:
+        assert shown(ours, result) == shown(theirs, result), result
+    email = next(r for (_, _, k), r in results.items() if k == ("list", ("Email",)))
+    assert shown(ours, email, dump_fn=repr) == shown(theirs, email, dump_fn=repr)
+
+
+@needs_dojo
+def test_the_chapter_runs_agentdojo_without_running_its_pipeline_package_or_tool_execution_module():
+    from agentkit import agentdojo_import
+
+    bank = dojo.suite("banking")
+    dojo.run_pair("banking", bank.user_tasks["user_task_0"], bank.injection_tasks["injection_task_0"], "none")
+    # True only if agentdojo_run called it before anything imported AgentDojo, and the pinned AgentDojo's
+    # tool_result_to_str is the one mirrored (after an upgrade: compare them again, then update MIRRORED).
+    assert agentdojo_import.lean()
+    for name in (agentdojo_import.PACKAGE, agentdojo_import.TOOL_EXECUTION):
+        assert "__getattr__" in vars(sys.modules[name]), f"{name}'s own code ran (and imported the vendor SDKs)"
+
+
+def test_a_deferred_module_runs_its_file_only_when_a_name_it_lacks_is_asked_for(tmp_path, monkeypatch):
+    from agentkit.agentdojo_import import _deferred
+
+    folder = tmp_path / "pipeline_like"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("RAN = True\nfrom pipeline_like.part import VALUE\n")
+    (folder / "part.py").write_text("VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    package = _deferred("pipeline_like", folder / "__init__.py", folder, GIVEN=1)
+    sys.modules["pipeline_like"] = package
+    try:
+        from pipeline_like.part import VALUE  # a submodule imports from the folder; the package's file stays unrun
+        assert VALUE == 42 and package.GIVEN == 1 and not hasattr(package, "__wrapped__")
+        assert "RAN" not in vars(package)
+        from pipeline_like import VALUE as again  # a name it lacks: its own file runs, once
+        assert again == 42 and package.RAN and "__getattr__" not in vars(package)
+    finally:
+        sys.modules.pop("pipeline_like", None), sys.modules.pop("pipeline_like.part", None)
+
+
+def test_where_agentdojos_files_differ_the_plain_import_is_used(tmp_path, monkeypatch):
+    from agentkit import agentdojo_import
+
+    pipeline = tmp_path / "agentdojo" / "agent_pipeline"
+    pipeline.mkdir(parents=True)
+    (pipeline / "__init__.py").write_text("")
+    if HAVE_DOJO:  # the installed file, then the same with one character of the function changed
+        source = (agentdojo_import._installed() / "agent_pipeline" / "tool_execution.py").read_text(encoding="utf-8")
+        (pipeline / "tool_execution.py").write_text(source, encoding="utf-8")
+        assert agentdojo_import._pipeline_folder(tmp_path / "agentdojo") == pipeline
+        (pipeline / "tool_execution.py").write_text(source.replace(".strip()", ".rstrip()", 1), encoding="utf-8")
+        assert agentdojo_import._pipeline_folder(tmp_path / "agentdojo") is None
+    (pipeline / "tool_execution.py").write_text("def tool_result_to_str(x):\n    return str(x)\n")
+    assert agentdojo_import._pipeline_folder(tmp_path / "agentdojo") is None
+    (pipeline / "tool_execution.py").write_text("def (:\n")
+    assert agentdojo_import._pipeline_folder(tmp_path / "agentdojo") is None
+    (pipeline / "tool_execution.py").unlink()
+    assert agentdojo_import._pipeline_folder(tmp_path / "agentdojo") is None
+    assert agentdojo_import._pipeline_folder(None) is None  # not installed
+    monkeypatch.setattr(agentdojo_import, "_installed", lambda: None)
+    assert agentdojo_import.lean.__wrapped__() is False
+
+
 def test_the_shipped_agentdojo_sweep_holds_every_suite_and_defence_with_consistent_rates():
     from agentkit.data import read_text
 
@@ -305,6 +461,34 @@ WRONG = [
 @pytest.mark.parametrize("id, wrong, hint", WRONG, ids=[f"{w[0]}-{i}" for i, w in enumerate(WRONG)])
 def test_a_typical_wrong_answer_fails_with_the_hint_meant_for_it(id, wrong, hint):
     fails_with_hint(id, wrong, hint)
+
+
+def calls_bfcl_evals_checker(function, call, accepted):
+    """A learner's match that hands the call to bfcl-eval's own checker (reached through agentkit.bfcl_checker)."""
+    from agentkit.bfcl import bfcl_checker
+
+    checker, language = bfcl_checker()
+    return bool(checker([function], [{call["name"]: call["args"]}], [{function["name"]: accepted}],
+                        language.PYTHON, "simple_python", "learner")["valid"])
+
+
+@needs_bfcl
+def test_the_build_check_refuses_bfcl_evals_checker_at_its_first_call_in_a_fresh_kernel(monkeypatch):
+    """In a fresh kernel nothing has imported bfcl-eval's checker when the check starts. The check imported it
+    plainly to wire its tripwire, which fails there (bfcl-eval's model_config needs SDKs not installed) and was
+    tried again, and failed again, for every case: the first call to bfcl-eval's checker went through, and the
+    worked solution took 1.5-2.3 s. It now imports it through agentkit.bfcl's stand-in."""
+    for name in ("bfcl_eval.constants.model_config", "bfcl_eval.eval_checker.ast_eval.ast_checker"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setenv("AGENTKIT_CHECKS", "in-process")  # the spy below counts in this process
+    asked = []
+
+    def cheat(function, call, accepted):
+        asked.append(call)
+        return calls_bfcl_evals_checker(function, call, accepted)
+
+    fails_with_hint("18.build", cheat, "write the comparison yourself")
+    assert len(asked) == 1
 
 
 def test_every_exercise_of_chapter_18_has_a_solution_and_a_wrong_answer_tested():

@@ -18,7 +18,7 @@ LAYERS = {
                     "lessons", "tool_calls", "sandbox", "sandbox_supervisor", "wasm_module", "wasm_disk", "wasm_worker",
                     "wasm_sandbox", "data.make_game24",
                     "world", "mcp_server", "mcp_tools", "mcp_stdio", "mcp_poisoned", "game24_human", "retrieval", "memory_store", "memory_file",
-                    "memory_data", "bfcl"],
+                    "memory_data", "bfcl", "agentdojo_import"],
     "LLM layer": ["protocol", "grammar", "scripted", "openai_client", "llm", "local", "cassette", "cassette_miss", "recorder", "replay", "minilm", "embeddings"],
     "paradigms": ["react", "act", "plan", "reflection", "reflexion", "tot", "rewoo", "hybrid", "native", "runtime",
                   "context", "tasks", "evaluate", "lakeford", "approval", "pausable", "memory", "otel", "ledgers", "routing",

@@ -3,6 +3,7 @@ BFCL's grader through its string comparison, two questions. They need the benchm
 from __future__ import annotations
 
 import copy
+import importlib
 from contextlib import contextmanager
 
 from .. import agentdojo_run as dojo
@@ -79,9 +80,12 @@ def _forbidden():
     """While the learner's code runs, the package's matcher (and bfcl-eval's) raise when called, however imported."""
     functions = [getattr(bfcl, name) for name in FORBIDDEN]
     try:
-        from bfcl_eval.eval_checker.ast_eval import ast_checker as theirs  # imported by bfcl.bfcl_checker
+        # Through agentkit.bfcl's stand-in: bfcl-eval's own import of its checker needs SDKs not installed, fails,
+        # and would leave its functions unwired (and be tried again, slowly, for every case).
+        checker, _ = bfcl.bfcl_checker()
+        theirs = importlib.import_module(checker.__module__)
         functions += [theirs.simple_function_checker, theirs.ast_checker]
-    except ImportError:
+    except (ImportError, bfcl.BenchmarkMissing):
         pass
     saved = [(f, f.__code__) for f in functions]
     _TRIPPED.clear()
