@@ -120,14 +120,10 @@ def test_an_answer_that_returns_one_value_whatever_it_is_given_fails(id):
 
 
 @pytest.mark.parametrize("id", BUILD)
-@pytest.mark.parametrize("seed", [11, 12, 13])  # 14: tests/test_exercises_leaks.py runs it, spied
-def test_the_worked_solution_passes_every_draw_of_unseen_cases(id, seed, monkeypatch):
+@pytest.mark.parametrize("seed", [12, 13, 15])  # 11: tests/test_exercises.py, both paths; 14: test_exercises_leaks.py
+def test_the_worked_solution_passes_every_draw_of_unseen_cases(id, seed):
     verdict = run(id, SOLVED[id], seed)
     assert verdict.ok, verdict.text
-    if seed == 11:  # the same draw through the forked child a learner's kernel uses: the same words
-        monkeypatch.delenv("AGENTKIT_CHECKS", raising=False)
-        forked = run(id, SOLVED[id], seed)
-        assert (forked.status, forked.text) == (verdict.status, verdict.text)
 
 
 # --- hand-written classes: boundaries, another question, copied printouts --------------------------
@@ -475,6 +471,7 @@ def test_a_prediction_copied_from_the_numbers_shown_matches_them_and_is_not_solv
     for registry in (exercises.REGISTRY.tries, exercises.REGISTRY.done):
         registry.pop("03.predict", None)
     exercises.REGISTRY.shown.discard("03.predict")
+    done_before = re.search(r"(\d+) of 5 done", exercises.progress("03")).group(0)  # other tests may answer 03's
     try:
         shown = check("03.predict", None, reveal=True)
         copied = {row: (int(a), int(b)) for row, a, b in re.findall(r"([a-z][^:;]*?): \((\d+), (\d+)\)", shown.text)
@@ -483,7 +480,7 @@ def test_a_prediction_copied_from_the_numbers_shown_matches_them_and_is_not_solv
         verdict = check("03.predict", copied)
         assert verdict.status == "shown" and not verdict.ok, verdict.text
         assert "matches the answer shown" in verdict.text and ": correct." not in verdict.text
-        assert "matches the answer shown" in exercises.progress("03") and "0 of 5 done" in exercises.progress("03")
+        assert "matches the answer shown" in exercises.progress("03") and done_before in exercises.progress("03")
     finally:
         exercises.REGISTRY.shown.discard("03.predict")
         exercises.REGISTRY.done.pop("03.predict", None)
