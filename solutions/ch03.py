@@ -32,9 +32,9 @@ def my_fuse(actions):
 # parse_reply reads the Action line only and flags the invented Observation.
 reply = ("Thought: I need his birth year.\n"
          "Action: Search[Steve Jobs]\n"
-         "Observation: Steve Jobs was born in 1950.\n"
+         "Observation: The founder of Apple came into the world in 1961.\n"
          "Thought: So the answer follows.\n"
-         "Action: Finish[27010]")
+         "Action: Finish[22996]")
 
 
 SOLUTIONS = {"03.predict": prediction, "03.fuse": my_fuse, "03.break": reply, "03.q1": "d", "03.q2": "a"}

@@ -27,10 +27,16 @@ def my_verdict(review):
     return match.group(1).lower() if match else "missing"
 
 
-# 05.break — any real write to TARGET: inside the engine's folder it succeeds (the check reads it
-# back), aimed at a folder of this machine the engine answers with an error, because that folder
-# does not exist for the code. A relative name, a `..`, an os.chdir first: all end the same way.
-escape = "with open(TARGET, 'w') as f:\n    f.write('from inside the sandbox')"
+# 05.break — section 3's chdir-then-write, aimed at TARGET: change into TARGET's folder, then write
+# by a relative name. The process sandbox's guard rail resolves the name against the run's own
+# folder, sees nothing wrong, and the file appears outside. Inside the engine's folder it works too
+# (TARGET has no folder there: chdir('.') stays put); aimed at a folder of this machine the engine
+# answers with an error at the chdir, because that folder does not exist for the code. A plain
+# open(TARGET, 'w') would not do: the guard rail refuses that one itself, no wall needed.
+escape = ("import os\n"
+          "os.chdir(os.path.dirname(TARGET) or '.')\n"
+          "with open(os.path.basename(TARGET), 'w') as f:\n"
+          "    f.write('from inside the sandbox')")
 
 
 # 05.q1 — b: revise_messages carries the task, the latest draft and the latest review, nothing older.

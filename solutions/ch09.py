@@ -41,13 +41,15 @@ def check_plan(text):
 
 
 # 09.break — every reference points to an earlier line, so the validator has nothing to refuse.
-# But the planner never sees a result: it looks up what the question needs (both birth years), and
-# all it can write for the subtraction is #E1 - #E2, which hands two whole paragraphs to the
-# calculator. The stand-in's solver then has no number to report, and says so. (Sections 2 and 7
-# print the same plan with the searches' results the other way round: it fails the same way.)
-plan = ("Plan: find when Wozniak was born.\n#E1 = Search[Steve Wozniak birth year]\n"
-        "Plan: find when Torvalds was born.\n#E2 = Search[Linus Torvalds birth year]\n"
-        "Plan: the difference of the two years.\n#E3 = Calculate[#E1 - #E2]")
+# But the planner never sees a result: it can look up what the question needs (both birth years),
+# and then only write the results' names where their numbers should go. Sections 2 and 7 print the
+# plan that subtracts the two results; this one compares the two ages instead, (2024 - #E1) -
+# (2024 - #E2), which hands the same two paragraphs to the calculator inside a longer expression.
+# The stand-in's solver then has no number to report, and says so. The step that goes wrong is the
+# one that needs a piece (the year) of an earlier result (a paragraph).
+plan = ("Plan: find when Wozniak was born.\n#E1 = Search[Steve Wozniak]\n"
+        "Plan: find when Torvalds was born.\n#E2 = Search[Linus Torvalds]\n"
+        "Plan: how much older the first is: his age now minus the other's.\n#E3 = Calculate[(2024 - #E1) - (2024 - #E2)]")
 
 
 # 09.noise — the rate is per reply, the same for every role. Plan-and-Execute makes about five

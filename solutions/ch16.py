@@ -35,6 +35,7 @@ def chat_attributes(record, provider):
 reply = "Let me think about how to count days before I look anything up."
 
 
-# 16.q1 — d: smolagents' own system prompt comes before ours on every call; LangGraph sends ours only.
+# 16.q1 — d: smolagents' own system prompt comes before ours on every call; through the course's adapter
+# LangGraph sends ours only (its messages written back into our text protocol, no tool schema sent).
 # 16.q2 — a: a text-protocol action has no id to record; a native tool call does.
 SOLUTIONS = {"16.predict": prediction, "16.span": chat_attributes, "16.break": reply, "16.q1": "d", "16.q2": "a"}

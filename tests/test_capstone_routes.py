@@ -175,6 +175,7 @@ def test_no_calling_frame_holds_the_gold_answer(practice):
 def test_the_kernel_holds_no_task_of_the_check_while_the_agent_runs(monkeypatch):
     """On fresh worlds, as a learner's check draws them: no object in this process is the task being run (with its
     gold answer), or a world, a model or a key-path table that holds it."""
+    monkeypatch.setenv("AGENTKIT_CHECKS", "in-process")  # what the agent records stays in this process
     monkeypatch.setattr(capstone, "check_worlds", lambda: {"seeds": None, "per_template": 1})
     draw_world.cache_clear()  # practice worlds other tests drew here: some of their questions are any world's
     gc.collect()
@@ -280,6 +281,7 @@ def test_a_message_outside_the_team_is_seen_however_the_agent_tidies_up(practice
 
 
 def test_an_agent_cannot_swap_the_checks_worlds_for_practice_worlds(monkeypatch):
+    monkeypatch.setenv("AGENTKIT_CHECKS", "in-process")  # what the agent records stays in this process
     monkeypatch.setattr(capstone, "check_worlds", lambda: {"seeds": None, "per_template": 1})
     tried = []
 

@@ -10,9 +10,15 @@ import pytest
 from agentkit import exercises, tokens
 from agentkit.exercises import NOT_DONE, check
 
-from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint, solutions
+from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint, in_process, solutions  # noqa: F401 - in_process is a fixture
 
 CHAPTERS = ["00", "01", "02"]
+
+
+@pytest.fixture(autouse=True)
+def checks_in_this_process(in_process):
+    """These tests read the checks' logic, in this process; test_exercises.py shows, exercise by exercise, that the
+    forked path a learner's kernel takes gives the same verdicts."""
 
 
 SOLVED = {chapter: solutions(chapter) for chapter in CHAPTERS}
@@ -148,7 +154,9 @@ WRONG = [
     ("01.guard", guard_abs_exponent, "keep the signs"),
     ("01.guard", guard_exponent_cap, "10 ** 101 is over 1e100"),
     ("01.break", "__import__('os').system('id')", "the filter only knows these words"),
-    ("01.break", "2 + 2", "make eval call something"),
+    ("01.break", "2 + 2", "eval would call nothing"),
+    ("01.break", "print(1)", "eval would call print, which reaches nothing"),
+    ("01.break", "lambda: vars()", "a lambda never called"),
     ("01.break", "x = vars()", "eval runs one expression"),
     ("01.q1", "d", "Sizes are a separate bound"),
     ("01.q2", "c", "the registry catches every Exception"),
@@ -242,7 +250,8 @@ def test_an_answer_of_the_wrong_shape_is_explained_not_raised(id, odd):
     assert verdict.status == "wrong" and "hint:" in verdict.text
 
 
-def test_a_guard_that_computes_is_stopped_before_it_computes_anything_large():
+def test_a_guard_that_computes_is_stopped_before_it_computes_anything_large(monkeypatch):
+    monkeypatch.setenv("AGENTKIT_CHECKS", "in-process")  # the spy's list must fill in this process
     powers = []
 
     def spy(base, exponent):

@@ -13,7 +13,7 @@ import pytest
 from agentkit import exercises
 from agentkit.exercises import NOT_DONE, check, quiz
 
-from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint
+from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint, in_process  # noqa: F401 - in_process is a fixture
 
 CHAPTERS = ("04", "06", "07")
 
@@ -21,6 +21,12 @@ CHAPTERS = ("04", "06", "07")
 
 PREDICT_04 = {"step 2 fails once, max_attempts=1": (10, 4), "step 2 always fails, max_attempts=3": (14, 6),
               "step 3 always fails, max_replans=0": (9, 4)}
+
+
+@pytest.fixture(autouse=True)
+def checks_in_this_process(in_process):
+    """These tests read the checks' logic, in this process; test_exercises.py shows, exercise by exercise, that the
+    forked path a learner's kernel takes gives the same verdicts."""
 
 
 def tiny_parse_plan(raw):  # section 1's parser, copied as it is: objects stay dicts, no length check
@@ -138,7 +144,7 @@ UNSEEN = {"trigger": "computing ages", "error_type": "off", "fix": "age = death 
           "applies_to": "ages"}  # shares no word with the question
 IGNORED = {"trigger": "how old was he when he died", "error_type": "miscounted", "fix": "be careful with the dates",
            "applies_to": "how old people were when they died"}  # retrieved, but the stand-in does not recognise it
-OUTRANKED = {"trigger": "dates", "error_type": "off", "fix": "age = death year - birth year + 1",
+OUTRANKED = {"trigger": "dates", "error_type": "off", "fix": "take the difference of the two years, then + 1",
              "applies_to": "when someone died"}  # one shared word: the honest lesson ranks above it from trial 2
 RIGHT = {"trigger": "How old was Alan Turing when he died", "error_type": "x",
          "fix": "take 1 off if he died before his birthday", "applies_to": "Alan Turing"}

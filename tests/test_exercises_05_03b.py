@@ -12,13 +12,19 @@ from agentkit.exercises import NOT_DONE, check, progress, quiz
 from agentkit.exercises.ch03b import RUNS
 from agentkit.exercises.ch05 import PREDICT_RUNS
 
-from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint
+from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint, in_process  # noqa: F401 - in_process is a fixture
 
 CHAPTERS = ("05", "03b")
 PICKY, FUSSY, NEVER = PREDICT_RUNS
 CHAT, FEW_SHOT = RUNS
 RIGHT_05 = {PICKY: (2, 4), FUSSY: (3, 6), NEVER: (5, 10)}
 RECORDED_STEP_2 = "Thought: He was born in 1955. Years times 365 gives the days.\nAction: Calculate[365 * 365]"
+
+
+@pytest.fixture(autouse=True)
+def checks_in_this_process(in_process):
+    """These tests read the checks' logic, in this process; test_exercises.py shows, exercise by exercise, that the
+    forked path a learner's kernel takes gives the same verdicts."""
 
 
 def chapter_of(id: str) -> str:

@@ -12,9 +12,15 @@ from agentkit import exercises
 from agentkit.exercises import NOT_DONE, check, quiz
 from agentkit.runtime import Runtime
 
-from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint
+from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint, in_process  # noqa: F401 - in_process is a fixture
 
 CHAPTERS = ["08", "09", "10", "11"]
+
+
+@pytest.fixture(autouse=True)
+def checks_in_this_process(in_process):
+    """These tests read the checks' logic, in this process; test_exercises.py shows, exercise by exercise, that the
+    forked path a learner's kernel takes gives the same verdicts."""
 
 
 def stub(*args):

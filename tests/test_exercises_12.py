@@ -3,13 +3,18 @@ the stub says "not done yet", a half-written answer never crashes the check, and
 The checks run on in-process worlds behind the gate; no MCP server is started."""
 from __future__ import annotations
 
-
 import pytest
 
 from agentkit.approval import Verdict
 from agentkit.exercises import NOT_DONE, REGISTRY, check, quiz
 
-from test_exercises import fails_with_hint, solutions
+from test_exercises import fails_with_hint, in_process, solutions  # noqa: F401 - in_process is a fixture
+
+
+@pytest.fixture(autouse=True)
+def checks_in_this_process(in_process):
+    """These tests read the checks' logic, in this process; test_exercises.py shows, exercise by exercise, that the
+    forked path a learner's kernel takes gives the same verdicts."""
 
 
 # --- typical wrong answers -------------------------------------------------------------------------

@@ -6,11 +6,17 @@ import pytest
 
 from agentkit.exercises import NOT_DONE, check
 
-from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint, solutions
+from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint, in_process, solutions  # noqa: F401 - in_process is a fixture
 
 RIGHT = solutions("15")["15.predict"]
 WOZNIAK = ("Steve Wozniak (born August 11, 1950) is an American engineer who designed the Apple I and Apple II "
            "computers and co-founded Apple with Steve Jobs in 1976.")
+
+
+@pytest.fixture(autouse=True)
+def checks_in_this_process(in_process):
+    """These tests read the checks' logic, in this process; test_exercises.py shows, exercise by exercise, that the
+    forked path a learner's kernel takes gives the same verdicts."""
 
 
 def trusts_everything(agent):  # never escalates: the cascade is the cheap model alone

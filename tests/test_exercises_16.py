@@ -7,7 +7,13 @@ import pytest
 from agentkit import exercises
 from agentkit.exercises import NOT_DONE, check, quiz
 
-from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint
+from test_exercises import each_has_a_solution_and_a_wrong_answer, fails_with_hint, in_process  # noqa: F401 - in_process is a fixture
+
+
+@pytest.fixture(autouse=True)
+def checks_in_this_process(in_process):
+    """These tests read the checks' logic, in this process; test_exercises.py shows, exercise by exercise, that the
+    forked path a learner's kernel takes gives the same verdicts."""
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -57,7 +63,7 @@ WRONG = [
     ("16.break", "The answer is 25185.", "the right answer"),
     ("16.break", SECTION_4_CHAT, "section 4 runs the format breaker's chat"),
     ("16.break", "  sure!  Steve Jobs was born in the fifties, so it must be a lot of", "a chat of your own"),
-    ("16.q1", "b", "byte for byte"),
+    ("16.q1", "b", "section 8's ChatOpenAI"),
     ("16.q2", "c", "recommended attributes"),
 ]
 STUBS = [("16.predict", {AGENTKIT: (..., ...), LANGGRAPH: (..., ...), SMOLAGENTS: (..., ...)}),

@@ -47,11 +47,12 @@ def swallows(actions):  # catches the first interruption and goes on looping
 def test_an_endless_loop_or_a_long_sleep_ends_as_a_verdict_at_the_time_limit(short_limit, learner):
     start = time.monotonic()
     verdict = check("03.fuse", learner)
-    assert time.monotonic() - start < SHORT + 1.5
+    assert time.monotonic() - start < 100 * SHORT  # a backstop: the verdict below says which clock ended it
     assert verdict.status == "wrong" and f"still running after {SHORT:g} s" in verdict.text
     assert "the same call twice in a row" in verdict.text  # the case the code was on
-    if hasattr(signal, "setitimer"):
-        assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None) and signal.getitimer(signal.ITIMER_REAL) == (0, 0)
+    if hasattr(signal, "setitimer"):  # the clock's handler and timer are gone (a tool's handler may stay: it ignores
+        assert getattr(signal.getsignal(signal.SIGALRM), "__name__", "") != "ring"  # alarms it did not ask for)
+        assert signal.getitimer(signal.ITIMER_REAL) == (0, 0)
     assert check("03.fuse", solutions("03")["03.fuse"]).ok  # the clock is off again: a right answer passes
 
 
@@ -60,7 +61,7 @@ def test_the_limit_also_holds_off_the_main_thread_and_through_the_sigint_clock_w
     verdicts = []
     thread = threading.Thread(target=lambda: verdicts.append(check("03.fuse", spin)))
     thread.start()
-    thread.join(SHORT + 5)
+    thread.join(100 * SHORT)
     assert verdicts and "still running" in verdicts[0].text
     monkeypatch.setattr(deadline, "_alarm", deadline._interrupt)  # what a platform without setitimer gets
     assert "still running" in check("03.fuse", spin).text
@@ -79,11 +80,11 @@ def test_exit_in_the_learners_code_is_a_verdict_not_the_end_of_the_kernel():
     verdict = check("03.fuse", lambda actions: sys.exit(3))
     assert verdict.status == "wrong" and "called exit()" in verdict.text and "return a value" in verdict.text
 
-    class Exits(dict):  # exit() reached outside the learner's function: in a lookup the checker makes
+    class Exits(dict):  # exit() in a method of the answer: the checker reads a plain copy, so it never runs
         def get(self, *args):
             raise SystemExit(0)
 
-    assert check("02.break", Exits(checkpoint=2, savings=19)).status == "wrong"
+    assert check("02.break", Exits(checkpoint=2, savings=19)).status == "correct"
 
 
 def test_feedback_is_cut_to_a_length_whatever_the_learners_code_says_or_returns():
@@ -202,11 +203,40 @@ def test_solved_exercises_are_written_whole_with_nothing_left_beside_them(folder
 def test_every_worked_solution_can_be_shown_from_the_installed_package():
     from agentkit.exercises.worked import solutions_file
 
-    for chapter in exercises.CHAPTERS:
-        for id, answer in solutions(chapter).items():
-            text = show_solution(id)
-            assert id in text and "No worked solution" not in text, id
-            if callable(answer):
-                assert f"def {answer.__name__}(" in text, id
-        assert "SOLUTIONS" in solutions_file(chapter)
-    assert "No exercise" in show_solution("03.nope")
+    try:
+        for chapter in exercises.CHAPTERS:
+            for id, answer in solutions(chapter).items():
+                text = show_solution(id)
+                assert id in text and "No worked solution" not in text, id
+                if callable(answer):
+                    assert f"def {answer.__name__}(" in text, id
+            assert "SOLUTIONS" in solutions_file(chapter)
+        assert "No exercise" in show_solution("03.nope")
+    finally:
+        exercises.REGISTRY.shown.clear()  # every later check in this process would match an answer shown
+
+
+def test_the_exercise_cells_stub_is_answered_at_once_without_a_process_or_a_warm_up(monkeypatch):
+    """A notebook run as shipped checks every stub: no fork, no preparation, nothing of the answer called."""
+    def no_fork(*args, **kwargs):
+        raise AssertionError("a stub was sent to a forked check")
+
+    monkeypatch.setattr(exercises.forked, "run", no_fork)
+    monkeypatch.setattr(exercises, "_warm", no_fork)
+
+    def my_fuse(actions):
+        """actions: the (tool, input) pairs asked for so far, the newest last. Return True to stop the run."""
+        raise NotImplementedError("your code here")
+
+    for id, stub in [("03.fuse", my_fuse), ("03.predict", {"wanderer, fuse on, max_steps=8": ...}),
+                     ("00.break", {"name": ..., "prompt": ...}), ("01.break", None)]:
+        verdict = check(id, stub)
+        assert verdict.status == NOT_DONE and verdict.path == "in-process", (id, verdict.text)
+
+    def later(actions):  # raises only sometimes: it is code, and runs as code does
+        if len(actions) > 2:
+            raise NotImplementedError("later")
+        return False
+
+    with pytest.raises(AssertionError, match="forked check"):
+        check("03.fuse", later)

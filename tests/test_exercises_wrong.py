@@ -7,8 +7,12 @@ of one check (seed 1), and answers the next check (seed 2) from that record, fal
 returned most often. A check passes it only if it shows the same cases every time."""
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
 import inspect
+import os
+import sys
 import math
 import re
 from collections import Counter
@@ -18,12 +22,32 @@ import pytest
 from agentkit import exercises
 from agentkit.exercises import check
 
-from test_exercises import solutions
+from test_exercises import in_process, solutions  # noqa: F401 - in_process is a fixture
 
 # Every chapter but the capstone (14), whose classes are tests/test_capstone.py's (a table, a copied printout, a
 # model of its own, a hidden model, no call, an agent that never ends).
 CHAPTERS = [c for c in exercises.CHAPTERS if c != "14"]
 SEEDED = "seed" in inspect.signature(check).parameters  # the checks before this file had no seed
+
+
+@pytest.fixture(autouse=True)
+def checks_in_this_process(in_process):
+    """These tests read the checks' logic, in this process; test_exercises.py shows, exercise by exercise, that the
+    forked path a learner's kernel takes gives the same verdicts."""
+
+
+@contextlib.contextmanager
+def spying_here():
+    """Checks in this process: a spy's records stay here (the forked path gives the same verdicts)."""
+    before = os.environ.get("AGENTKIT_CHECKS")
+    os.environ["AGENTKIT_CHECKS"] = "in-process"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("AGENTKIT_CHECKS", None)
+        else:
+            os.environ["AGENTKIT_CHECKS"] = before
 
 
 def run(id, answer, seed):
@@ -42,8 +66,10 @@ def _key(args) -> str:
     return repr(args)
 
 
+@functools.lru_cache(maxsize=None)
 def recorded(id: str, seed: int) -> dict:
-    """{repr of the arguments: what the worked solution returned}, over one check of `id`."""
+    """{repr of the arguments: what the worked solution returned}, over one check of `id` (run in this process,
+    so that the spy's table fills here, not in a forked child)."""
     table, solution = {}, SOLVED[id]
 
     def spy(*args):
@@ -52,8 +78,9 @@ def recorded(id: str, seed: int) -> dict:
         table[key] = copy.deepcopy(out)
         return out
 
-    assert run(id, spy, seed).ok
-    return table
+    with spying_here():
+        assert run(id, spy, seed).ok
+    return table  # cached: the lookup-table and the constant tests read the same record (callers copy what they keep)
 
 
 def lookup_table(table: dict):
@@ -93,7 +120,7 @@ def test_an_answer_that_returns_one_value_whatever_it_is_given_fails(id):
 
 
 @pytest.mark.parametrize("id", BUILD)
-@pytest.mark.parametrize("seed", [11, 12, 13, 14, 15])
+@pytest.mark.parametrize("seed", [12, 13, 15])  # 11: tests/test_exercises.py, both paths; 14: test_exercises_leaks.py
 def test_the_worked_solution_passes_every_draw_of_unseen_cases(id, seed):
     verdict = run(id, SOLVED[id], seed)
     assert verdict.ok, verdict.text
@@ -289,6 +316,176 @@ HAND = [  # (id, class, answer)
 ]
 
 
+# --- round three (issue 42): answers that read the check instead of doing the work ---------------------------
+
+
+def _local(name: str, where: str):
+    """A local of the checker's frame `where`, read the way any code can (sys._getframe), or None."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == where and name in frame.f_locals:
+            return frame.f_locals[name]
+        frame = frame.f_back
+    return None
+
+
+def hit_from_the_frame(ranked, relevant, k):  # the checker's `expected`, one frame up
+    said = _local("expected", "_hit")
+    return said if isinstance(said, bool) else False
+
+
+def fuse_from_the_frame(keyword_ids, dense_ids, k=60):
+    said = _local("right", "_fuse")
+    return list(said) if isinstance(said, list) else list(keyword_ids)
+
+
+def span_from_the_frame(record, provider):
+    said = _local("expected", "_span")
+    return dict(said) if isinstance(said, dict) else {}
+
+
+def confidence_from_the_gold(agent):  # the task a calling frame holds, and its checker
+    frame = sys._getframe(1)
+    while frame is not None:
+        task = frame.f_locals.get("task")
+        if hasattr(task, "check") and hasattr(task, "gold"):
+            return 1.0 if task.check(agent.answer) else 0.0
+        frame = frame.f_back
+    return 0.5
+
+
+def fuse_by_the_package(keyword_ids, dense_ids, k=60):
+    from agentkit.retrieval import reciprocal_rank_fusion
+    return reciprocal_rank_fusion([keyword_ids, dense_ids], k=k)
+
+
+def span_by_the_package(record, provider):
+    from agentkit.otel import spans_of
+    return dict(spans_of([record], [], agent_name="mine", provider=provider)[1].attributes)
+
+
+def parse_by_the_package(reply):
+    from agentkit.parsing import parse_reply
+    parsed = parse_reply(reply)
+    return (parsed.action, parsed.argument) if parsed.action else (None, None)
+
+
+def plan_by_the_package(raw):
+    from agentkit.plan import parse_plan
+    return parse_plan(raw)
+
+
+def verdict_by_the_package(review):
+    from agentkit.reflection import parse_verdict
+    return parse_verdict(review)
+
+
+def lesson_by_the_package(reply):
+    from agentkit.reflexion import parse_lesson
+    return parse_lesson(reply)
+
+
+def verify_by_the_package(expression, numbers):
+    from agentkit.game24 import verify
+    return verify(expression, numbers).ok
+
+
+def p95_by_numpy(values):
+    import numpy
+    return float(numpy.percentile(values, 95))
+
+
+def hit_by_the_package(ranked, relevant, k):
+    from agentkit.retrieval import recall_at_k
+    return bool(relevant) and recall_at_k(ranked, relevant, k) > 0
+
+
+def confidence_by_the_package(agent):
+    from agentkit.routing import confidence
+    return confidence(agent)
+
+
+def schema_by_the_package(name, arguments, schemas):
+    from agentkit.native import call_problem
+    from agentkit.protocol import FunctionCall
+    return call_problem(FunctionCall("x", name, arguments), schemas)[2] or None
+
+
+def fuse_by_the_checks_answer(actions):  # the check's own answer, as a module attribute
+    from agentkit.exercises import ch03
+    return ch03.fuse_truth(actions)
+
+
+ROUND_THREE = [  # (id, class, answer): each passed the checks before issue 42 (see the closing note for which)
+    ("13.hit", "frame: the checker's expected, one frame up", hit_from_the_frame),
+    ("13.fuse", "frame: the checker's right answer, one frame up", fuse_from_the_frame),
+    ("16.span", "frame: the checker's expected attributes", span_from_the_frame),
+    ("15.confidence", "frame: the gold of the task a calling frame holds", confidence_from_the_gold),
+    ("13.fuse", "package: agentkit.retrieval.reciprocal_rank_fusion", fuse_by_the_package),
+    ("16.span", "package: agentkit.otel.spans_of", span_by_the_package),
+    ("02.parse", "package: agentkit.parsing.parse_reply", parse_by_the_package),
+    ("04.validate", "package: agentkit.plan.parse_plan", plan_by_the_package),
+    ("05.verdict", "package: agentkit.reflection.parse_verdict", verdict_by_the_package),
+    ("06.parse", "package: agentkit.reflexion.parse_lesson", lesson_by_the_package),
+    ("07.verify", "package: agentkit.game24.verify", verify_by_the_package),
+    ("10.p95", "package: numpy.percentile, which the task rules out", p95_by_numpy),
+    ("13.hit", "package: agentkit.retrieval.recall_at_k", hit_by_the_package),
+    ("15.confidence", "package: agentkit.routing.confidence", confidence_by_the_package),
+    ("11.schema", "package: agentkit.native.call_problem", schema_by_the_package),
+    ("03.fuse", "check: the checker's own fuse_truth", fuse_by_the_checks_answer),
+    ("15.break", "mechanism: a report without any number (the answer turns 'Unknown')",
+     "Steve Wozniak is an American engineer who co-founded Apple."),
+    ("05.break", "mechanism: a plain write, which the guard rail refuses too",
+     "with open(TARGET, 'w') as f:\n    f.write('from inside the sandbox')"),
+    ("01.break", "mechanism: a harmless call slips nothing past the filter", "print(1)"),
+    ("01.break", "mechanism: a lambda that is never called", "lambda: vars()"),
+    ("08.break", "mechanism: one knob from the default, whose kill c44 already shows", "Runtime(window=1)"),
+    ("09.break", "printed, edited: section 7's plan with its operands swapped",
+     "#E1 = Search[Steve Wozniak]\n#E2 = Search[Linus Torvalds]\n#E3 = Calculate[#E1 - #E2]"),
+    ("09.break", "printed, edited: section 7's plan reordered, a search reworded",
+     "#E1 = Search[Linus Torvalds]\n#E2 = Search[Steve Wozniak birth year]\n#E3 = Calculate[#E1 - #E2]"),
+    ("10.break", "mechanism: the right year as the final claim", "1900? No wait, she was born in 1906."),
+    ("16.break", "printed, edited: section 4's chat with one word changed",
+     "Sure! Steve Jobs was born in the sixties, so it must be a lot of days. Let me think it over."),
+    ("16.break", "printed, edited: section 4's chat with words of one's own before it",
+     "Hmm. Sure! Steve Jobs was born in the fifties, so it must be a lot of days."),
+    ("03.break", "printed, cut: the inventor's reply as far as section 4 prints it",
+     "Thought: I need the year Steve Jobs was born.\nAction: Search[Steve Jobs]\nObservation: Steve Jobs was born in "
+     "1950, according to source 1.\nThought: Source 1 says 1950; let me check one more source to be sure."),
+    ("06.pollute", "printed, edited: section 7's wrong lesson reworded", {
+        "trigger": "How old was someone when they died", "error_type": "forgot that the year of birth counts",
+        "fix": "age = death year - birth year + 1, because the birth year counts too",
+        "applies_to": "How old a person was when they died"}),
+]
+
+
+@pytest.mark.parametrize("id, kind, answer", ROUND_THREE,
+                         ids=[f"{h[0]}-{h[1].split(':')[0]}-{i}" for i, h in enumerate(ROUND_THREE)])
+def test_an_answer_that_reads_the_check_or_skips_the_lesson_fails(id, kind, answer):
+    verdict = run(id, _answer(answer), 4)
+    assert verdict.status != "correct", f"{kind}: {verdict.text}"
+
+
+def test_a_prediction_copied_from_the_numbers_shown_matches_them_and_is_not_solved():
+    """After reveal=True the numbers are on the screen: copying them is 'shown', in the verdict and in progress."""
+    for registry in (exercises.REGISTRY.tries, exercises.REGISTRY.done):
+        registry.pop("03.predict", None)
+    exercises.REGISTRY.shown.discard("03.predict")
+    done_before = re.search(r"(\d+) of 5 done", exercises.progress("03")).group(0)  # other tests may answer 03's
+    try:
+        shown = check("03.predict", None, reveal=True)
+        copied = {row: (int(a), int(b)) for row, a, b in re.findall(r"([a-z][^:;]*?): \((\d+), (\d+)\)", shown.text)
+                  if row in SOLVED["03.predict"]}
+        assert copied == SOLVED["03.predict"]  # what the screen shows is the answer
+        verdict = check("03.predict", copied)
+        assert verdict.status == "shown" and not verdict.ok, verdict.text
+        assert "matches the answer shown" in verdict.text and ": correct." not in verdict.text
+        assert "matches the answer shown" in exercises.progress("03") and done_before in exercises.progress("03")
+    finally:
+        exercises.REGISTRY.shown.discard("03.predict")
+        exercises.REGISTRY.done.pop("03.predict", None)
+
+
 def _answer(value):
     if isinstance(value, str) and value.startswith("Runtime("):
         from agentkit.runtime import Runtime  # noqa: F401 - used by eval
@@ -310,7 +507,8 @@ def test_a_table_of_one_cascades_runs_by_question_fails_the_next_check():
     def spy(agent):  # the first run of a question is the cheap model's: the strong one may get the same prompt
         return table.setdefault(agent.llm.calls[0].prompt, solution(agent))
 
-    assert run("15.confidence", spy, 1).ok
+    with spying_here():
+        assert run("15.confidence", spy, 1).ok
     for fallback in (0.0, 1.0):
         for seed in (2, 3, 4):
             verdict = run("15.confidence", lambda agent: table.get(agent.llm.calls[0].prompt, fallback), seed)

@@ -7,7 +7,7 @@ import re
 from .. import tokens
 from ..llm import Rule, ScriptedLLM, ledger_totals
 from ..modes import get_llm
-from . import Fail, NotDone, call, cases, exercise, question
+from . import Fail, NotDone, call, cases, exercise, question, reference
 from .predictions import Prediction, prediction
 
 # --- 00.predict: the note taker's bill, twelve turns long ---------------------------------------
@@ -132,6 +132,13 @@ def run_chat(system, turns) -> tuple[list[dict], ScriptedLLM]:
     return history, llm
 
 
+@reference
+def ledger_bill(system, turns) -> tuple:
+    """(prompt tokens the ledger sums to, calls): the chat run again, after the learner's answer is in."""
+    _, llm = run_chat(system, turns)
+    return ledger_totals(llm.calls)["prompt_tokens"], len(llm.calls)
+
+
 def _calls_of(history):
     """The prompts the loop sent: every prefix that ends just before an assistant reply."""
     return [history[:i] for i, m in enumerate(history) if m["role"] == "assistant"]
@@ -160,36 +167,43 @@ def _known_mistakes(history) -> dict:
     }
 
 
+DRAWN_CHATS = 2
+
+
 @exercise("00.bill", "build", "What a conversation re-sends",
-          "Write `resent_tokens(history)`: the prompt tokens of every call the chat made, added up.")
+          "Write `resent_tokens(history)`: the prompt tokens of every call the chat made, added up. You may call "
+          "tokens.count_messages; the ledger's own sum (llm.ledger_totals) is refused.",
+          forbid=("agentkit.llm:ledger_totals",), objects=False)
 def _bill(resent_tokens):
     if not callable(resent_tokens):
         raise Fail("your answer", "a function resent_tokens(history) -> int", repr(resent_tokens), "define it with def.")
     bills = []
-    for system, turns, what in [*BILL_CHATS, ("You are a note taker.", [], "a chat that never called the model"),
-                                unseen_chat(), unseen_chat()]:
-        history, llm = run_chat(system, turns)
-        truth = ledger_totals(llm.calls)["prompt_tokens"]
+    chats = [*BILL_CHATS, ("You are a note taker.", [], "a chat that never called the model"),
+             *(unseen_chat() for _ in range(DRAWN_CHATS))]
+    for system, turns, what in chats:
+        history = run_chat(system, turns)[0]  # the chat's messages only: its ledger is read after your answer
         said = call(resent_tokens, copy.deepcopy(history), case=what, hint="")
+        truth, calls = ledger_bill(system, turns)
         if isinstance(said, bool) or not isinstance(said, (int, float)):
             raise Fail(what, "a number of tokens", repr(said), "return the total as an int.")
         if said != truth:
             hint = _known_mistakes(history).get(said, "sum tokens.count_messages(...) over the prompts the loop sent: "
                                                       "every prefix of the history that ends just before a reply.")
-            raise Fail(f"{what} ({len(llm.calls)} calls)", f"{truth} prompt tokens (the ledger)",
+            raise Fail(f"{what} ({calls} calls)", f"{truth} prompt tokens (the ledger)",
                        f"{said} (off by {said - truth:+})", hint)
-        bills.append((what, len(llm.calls), truth, tokens.count_messages(history)))
+        bills.append((what, calls, truth, tokens.count_messages(history)))
     _, calls, truth, once = bills[2]
-    return (f"Your count matches the ledger on {len(bills)} chats you had not seen. The five-turn one made {calls} "
-            f"calls that sent {truth} prompt tokens, where its final history counted once is {once}: re-sending is "
-            "what the bill is made of.")
+    return (f"Your count matches the ledger on all {len(bills)} chats: {len(bills) - DRAWN_CHATS} of set shapes "
+            f"(one of them never called the model) and {DRAWN_CHATS} drawn for this check. The five-turn one made "
+            f"{calls} calls that sent {truth} prompt tokens, where its final history counted once is {once}: "
+            "re-sending is what the bill is made of.")
 
 
 # --- 00.break: a prompt that tells the name and still gets "I don't know" --------------------------
 
 
 @exercise("00.break", "break", "Fool the name rule",
-          "Set `attempt` to a name and a prompt that tells that name and asks for it, which the stand-in still misses.")
+          "Set `attempt` to a name and a prompt that tells that name and asks for it, which the stand-in still misses.", objects=False)
 def _break(attempt):
     if not isinstance(attempt, dict):
         raise Fail("your answer", 'a dict {"name": ..., "prompt": ...}', type(attempt).__name__,

@@ -6,7 +6,7 @@ import math
 import operator
 
 from ..tools import default_executor, is_error
-from . import Fail, call, cases, exercise, question, shown
+from . import Fail, call, cases, exercise, question, reference, shown
 from .predictions import Prediction, prediction
 
 # --- 01.predict: what the registry's log holds ----------------------------------------------------
@@ -113,23 +113,36 @@ def _tracked(x):
     return _Float(x) if isinstance(x, float) else _Int(x)
 
 
-GUARD_CASES = [  # (base, exponent, allowed?, what the case is)
-    (2, 10, True, "a small power"),
-    (10, 99, True, "a 100-digit number, inside the limit"),
-    (10, 101, False, "just over the limit"),
-    (10, 100, True, "exactly 1e100: 'at most' includes it"),
-    (2, 332, True, "2 ** 332, just below 1e100"),
-    (2, 333, False, "2 ** 333, just above 1e100"),
-    (7, 300, False, "small numbers, a large result"),
-    (9, 9**9, False, "9 ** (9 ** 9), section 3's power tower"),
-    (-10, 101, False, "a negative base: the size is the same as for 10"),
-    (-3, 3, True, "a small power of a negative base"),
-    (-100, 50, True, "exactly 1e100 again, from a negative base"),
-    (0, 500, True, "zero to a large power is zero"),
-    (1.5, 10000, False, "a float base far over the limit"),
-    (0.5, 1000, True, "a fraction to a large power shrinks"),
-    (0.5, -1000, False, "a fraction to a large negative power grows"),
+GUARD_CASES = [  # (base, exponent, what the case is): the check decides each with power_truth, after your answer
+    (2, 10, "a small power"),
+    (10, 99, "a 100-digit number, inside the limit"),
+    (10, 101, "just over the limit"),
+    (10, 100, "exactly 1e100: 'at most' includes it"),
+    (2, 332, "2 ** 332, just below 1e100"),
+    (2, 333, "2 ** 333, just above 1e100"),
+    (7, 300, "small numbers, a large result"),
+    (9, 9**9, "9 ** (9 ** 9), section 3's power tower"),
+    (-10, 101, "a negative base: the size is the same as for 10"),
+    (-3, 3, "a small power of a negative base"),
+    (-100, 50, "exactly 1e100 again, from a negative base"),
+    (0, 500, "zero to a large power is zero"),
+    (1.5, 10000, "a float base far over the limit"),
+    (0.5, 1000, "a fraction to a large power shrinks"),
+    (0.5, -1000, "a fraction to a large negative power grows"),
 ]
+
+
+@reference
+def power_truth(base, exponent) -> bool:
+    """|base ** exponent| <= 1e100, decided from the number of digits, exactly where that is close to 100."""
+    if base == 0:
+        return exponent >= 0
+    size = exponent * math.log10(abs(base))
+    if abs(size - 100) > 1e-6 or not all(float(x).is_integer() for x in (base, exponent)):
+        return size <= 100
+    return abs(int(base)) ** int(exponent) <= 10 ** 100  # a few digits from the limit: whole numbers decide exactly
+
+
 COMPUTE_HINT = ("decide before computing: the result has about exponent * log10(|base|) digits, so compare that "
                 "with 100 and never compute the power itself (section 3).")
 H_AT_MOST = ("the task says at most 1e100: a result of exactly 1e100 is allowed, so compare with <=, not <; "
@@ -155,15 +168,17 @@ H_UNSEEN = ("a power drawn for this check: its result has about exponent * log10
 
 
 def unseen_powers(count: int = 6) -> list:
-    """Powers drawn for this check, whole numbers whose size is decided exactly, a few digits from the limit."""
-    rng, drawn = cases(), []
+    """Powers drawn for this check, whole numbers a few digits from the limit, half of them allowed, in an order
+    drawn too (counting calls tells nothing)."""
+    rng, drawn, allowed = cases(), [], 0
     while len(drawn) < count:
         base = rng.choice([-1, 1]) * rng.randint(2, 999)
         exponent = max(1, round(rng.uniform(60, 140) / math.log10(abs(base))))
-        allowed = abs(base) ** exponent <= 10 ** 100
-        wanted = len(drawn) % 2 == 0  # allowed and refused in turn: no single answer passes them all
-        if allowed == wanted and abs(exponent * math.log10(abs(base)) - 100) > 0.01:  # floats decide the same
-            drawn.append((base, exponent, allowed, "a power drawn for this check"))
+        fits = exponent * math.log10(abs(base)) <= 100
+        if abs(exponent * math.log10(abs(base)) - 100) > 0.01 and (allowed if fits else len(drawn) - allowed) < count // 2:
+            drawn.append((base, exponent, "a power drawn for this check"))
+            allowed += fits
+    rng.shuffle(drawn)
     return drawn
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
@@ -214,14 +229,17 @@ LIVE = ["9**9**9", "2**10", "(2024 - 1955) * 365", "(-10)**101", "0.5**-1000"]
 
 
 @exercise("01.guard", "build", "Bound a power before computing it",
-          "Write `power_allowed(base, exponent)`: True when |base ** exponent| stays at most 1e100, without computing it.")
+          "Write `power_allowed(base, exponent)`: True when |base ** exponent| stays at most 1e100, without computing "
+          "it, and without calling agentkit's calculator (tools._power or tools.calculator: the check refuses that).",
+          forbid=("agentkit.tools:_power", "agentkit.tools:calculator"), objects=False)
 def _guard(power_allowed):
     if not callable(power_allowed):
         raise Fail("your answer", "a function power_allowed(base, exponent) -> bool", repr(power_allowed),
                    "define it with def.")
-    for number, (base, exponent, allowed, what) in enumerate(GUARD_CASES + unseen_powers()):
+    for number, (base, exponent, what) in enumerate(GUARD_CASES + unseen_powers()):
         case = f"{what}: {power_text(base, exponent)}"
         said = _ask_guard(power_allowed, base, exponent, case, GUARD_HINTS.get(number, H_UNSEEN))
+        allowed = power_truth(base, exponent)
         if said is None:
             raise Fail(case, "True or False", "None", "your function returned nothing: did it forget `return`?")
         if bool(said) != allowed:
@@ -269,9 +287,59 @@ def blocklist_allows(text: str) -> bool:
     return not any(word in text for word in BLOCKLIST)
 
 
+# What the blocklist's words stand for: a call of one of these, where eval would run it, reaches a module, a
+# file, a dunder attribute, code, or the program's own variables without writing a blocked word.
+REACHING = {
+    "getattr": "an attribute by a name built at run time (a dunder, spelled in pieces)",
+    "setattr": "an attribute set by a name built at run time", "delattr": "an attribute deleted by name",
+    "vars": "every variable of the program (an API key read into one included)",
+    "globals": "every global variable of the program", "locals": "the caller's variables",
+    "compile": "code compiled from text", "breakpoint": "a debugger with the whole process in reach",
+    "__import__": "a module", "open": "a file", "exec": "code from text", "eval": "code from text",
+    "input": "the terminal", "help": "the help system's pager",
+}
+
+
+def _reached(tree) -> tuple:
+    """([(name, what it reaches)], [names]) of the calls eval would run: the reaching ones, and all. A lambda that
+    is never called, or a generator nothing consumes, runs nothing. Names are read as Python reads them (NFKC:
+    a full-width `ｏｐｅｎ` is open)."""
+    reaching, ran = [], []
+
+    def walk(node, runs: bool, consumed: bool = False) -> None:
+        if isinstance(node, ast.Call):
+            callee = node.func
+            name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else ""
+            if runs:
+                ran.append(name or type(callee).__name__)
+                if name in REACHING or name.startswith("__"):
+                    reaching.append((name, REACHING.get(name, "a dunder attribute")))
+            walk(callee.body if isinstance(callee, ast.Lambda) else callee, runs)  # (lambda: ...)(): the body runs
+            for argument in [*node.args, *(k.value for k in node.keywords)]:
+                walk(argument, runs, consumed=True)  # a generator handed to a call is consumed by it
+            return
+        if isinstance(node, ast.Lambda) or (isinstance(node, ast.GeneratorExp) and not consumed):
+            first = node.generators[0].iter if isinstance(node, ast.GeneratorExp) else None
+            for child in ast.walk(node):
+                if child is first:
+                    walk(child, runs)  # a generator's first iterable is evaluated where it is written
+            for child in ast.iter_child_nodes(node):
+                if child is not first:
+                    walk(child, False)
+            return
+        if isinstance(node, ast.Attribute) and runs and node.attr.startswith("__"):
+            reaching.append((node.attr, "a dunder attribute"))
+        for child in ast.iter_child_nodes(node):
+            walk(child, runs)
+
+    walk(tree, True)
+    return reaching, ran
+
+
 @exercise("01.break", "break", "Slip past a blocklist",
-          "Set `my_payload` to an expression with no blocked word in it that would make eval call a function "
-          "(not one of section 3's table).")
+          "Set `my_payload` to an expression with no blocked word in it that eval would run and that still reaches "
+          "what the words stand for: a module, a file, a dunder, code from text, or the program's variables (not "
+          "one of section 3's table).", objects=False)
 def _break(payload):
     if not isinstance(payload, str):
         raise Fail("your answer", "a str: the text a model would write", type(payload).__name__,
@@ -283,16 +351,22 @@ def _break(payload):
                    "things (section 2): find one without them.")
     try:
         tree = ast.parse(payload, mode="eval")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError):
         raise Fail("ast.parse(payload, mode='eval')", "a Python expression eval would accept", repr(payload[:80]),
                    "eval runs one expression, not statements: no 'import', no assignment, one line of Python.") from None
     nodes = {type(node).__name__ for node in ast.walk(tree)
              if not isinstance(node, (ast.Expression, ast.expr_context))}  # Load/Store: not part of the story
-    if "Call" not in nodes:
-        raise Fail("what eval would do with it", "a function call (a Call node)",
-                   f"only {', '.join(sorted(nodes))}",
-                   "make eval call something, as the marker-file payload does; any built-in function will do "
-                   "(section 2 shows such a payload as a tree).")
+    reached, ran = _reached(tree)
+    if not reached:
+        names = sorted(set(ran))
+        calls = (f"eval would call {', '.join(names)}, which {'reach' if len(names) > 1 else 'reaches'} nothing the "
+                 "blocklist stands for" if ran
+                 else "eval would call nothing (a lambda never called, a generator never read, or no call at all)")
+        raise Fail("what eval would reach with it", "a call that reaches a module, a file, a dunder attribute, "
+                   "code from text or the program's variables", f"{calls} ({', '.join(sorted(nodes))})",
+                   "a harmless call (print, len) slips nothing past the filter, and a lambda that is never called "
+                   "runs nothing: make eval reach what the blocked words stand for, by a name the list does not "
+                   "hold (section 2: Python has many spellings for the same thing).")
     if tree is not None and ast.dump(tree) in {_tree(text) for text in PRINTED}:
         raise Fail("your payload", "a payload of your own", repr(payload[:80]),
                    "section 3 prints that one already, in its table of hostile inputs: find another way to make "
@@ -300,9 +374,10 @@ def _break(payload):
     tools = default_executor()
     answer = tools.run("Calculate", payload)
     entry = tools.log[-1]
-    return (f"The blocklist let it through, and eval would have called a function ({', '.join(sorted(nodes))}). "
-            f"The safe calculator never ran it: {answer!r}, logged with ok={entry.ok}. Filtering text cannot "
-            "make eval safe; parsing and interpreting only what you allow does.")
+    name, what = reached[0]
+    return (f"The blocklist let it through, and eval would have called {name}, which reaches {what}. The safe "
+            f"calculator never ran it: {answer!r}, logged with ok={entry.ok}. Filtering text cannot make eval safe; "
+            "parsing and interpreting only what you allow does.")
 
 
 # --- concept questions ------------------------------------------------------------------------------

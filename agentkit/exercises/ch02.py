@@ -8,7 +8,7 @@ from ..modes import get_llm
 from ..react import REACT_MARKER, ROLE_PROMPT, ReActAgent
 from ..scripts.react import CHECKPOINT_QUESTION, SAVINGS_QUESTION, checkpoint_reply
 from ..tools import default_executor
-from . import Fail, NotDone, call, cases, exercise, question, shown
+from . import Fail, NotDone, call, cases, exercise, question, reference, shown
 from .predictions import Prediction, prediction
 
 # --- 02.predict: how often the observations travel ------------------------------------------------
@@ -71,20 +71,36 @@ prediction("02.predict", "How often an observation travels",
 
 # --- 02.parse: a reply parser ----------------------------------------------------------------------
 
-PARSE_CASES = [  # (reply, expected (tool, input), what the case is)
-    ("Thought: I need her birth year.\nAction: Search[Ada Lovelace]", ("Search", "Ada Lovelace"),
-     "the contract's own shape"),
-    ("Thought: The calculator says 209.\nAction: Finish[209]", ("Finish", "209"), "a Finish"),
-    ("thought: look it up\naction: search[Alan Turing]", ("search", "Alan Turing"), "lower-case labels"),
-    ("Thought: check the syntax\nAction: Search[Python lists [1, 2, 3]]", ("Search", "Python lists [1, 2, 3]"),
-     "brackets inside the input"),
+PARSE_CASES = [  # (reply, what the case is): parse_truth gives the answer, after yours (tests list them)
+    ("Thought: I need her birth year.\nAction: Search[Ada Lovelace]", "the contract's own shape"),
+    ("Thought: The calculator says 209.\nAction: Finish[209]", "a Finish"),
+    ("thought: look it up\naction: search[Alan Turing]", "lower-case labels"),
+    ("Thought: check the syntax\nAction: Search[Python lists [1, 2, 3]]", "brackets inside the input"),
     ("Thought: I need his birth year.\nAction: Search[Alan Turing]\nObservation: Alan Turing was born in 1900.\n"
-     "Thought: So 124 years.\nAction: Finish[124]", ("Search", "Alan Turing"),
-     "a reply that invents its own Observation and goes on"),
-    ("Thought: I need its height.\nAction: Search[Eiffel Tower] for its height [in metres]", ("Search", "Eiffel Tower"),
+     "Thought: So 124 years.\nAction: Finish[124]", "a reply that invents its own Observation and goes on"),
+    ("Thought: I need its height.\nAction: Search[Eiffel Tower] for its height [in metres]",
      "words after the action, with brackets of their own"),
-    ("I think the answer is big.", (None, None), "no action at all"),
+    ("I think the answer is big.", "no action at all"),
 ]
+_ACTION = re.compile(r"action\s*:\s*(\w+)\s*\[", re.IGNORECASE)
+
+
+@reference
+def parse_truth(reply: str) -> tuple:
+    """(tool, input) of the first Action, its input up to the matching ']' on its line; (None, None) without one."""
+    match = _ACTION.search(reply)
+    if match is None:
+        return None, None
+    depth, start, end = 1, match.end(), match.end()
+    for end in range(start, len(reply)):
+        if reply[end] == "\n":
+            break
+        depth += (reply[end] == "[") - (reply[end] == "]")
+        if depth == 0:
+            return match.group(1), reply[start:end].strip()
+    return match.group(1), reply[start:end].strip()
+
+
 PARSE_HINTS = {
     0: "read the first 'Action: Tool[input]': the tool name before '[', the input inside the brackets.",
     1: "Finish is read like any tool: ('Finish', the answer).",
@@ -108,13 +124,13 @@ def _words(rng, low: int, high: int) -> str:
     return " ".join(rng.choice(PARSE_WORDS) for _ in range(rng.randint(low, high)))
 
 
-def unseen_reply() -> tuple:
-    """A reply drawn for this check, with the (tool, input) it was built from: labels in any case, brackets
-    inside the input, words after it, invented lines after it, or no action at all."""
+def unseen_reply() -> str:
+    """A reply drawn for this check: labels in any case, brackets inside the input, words after it, invented
+    lines after it, or no action at all."""
     rng = cases()
     thought = f"{rng.choice(['Thought', 'thought', 'THOUGHT'])}: {_words(rng, 2, 8)}."
     if rng.random() < 0.15:
-        return f"{thought}\nI will answer {_words(rng, 1, 4)} soon.", (None, None)
+        return f"{thought}\nI will answer {_words(rng, 1, 4)} soon."
     tool = rng.choice(["Search", "Calculate", "Finish", "Lookup", "search", "Translate"])
     parts = [_words(rng, 1, 4)]
     if rng.random() < 0.5:
@@ -128,7 +144,7 @@ def unseen_reply() -> tuple:
     if rng.random() < 0.5:
         reply += (f"\nObservation: {_words(rng, 3, 8)}\nThought: {_words(rng, 2, 5)}\n"
                   f"Action: Finish[{rng.randint(10, 99999)}]")
-    return reply, (tool, argument)
+    return reply
 
 
 def inventor() -> ScriptedLLM:
@@ -162,15 +178,21 @@ def _as_pair(said):
     return said
 
 
+DRAWN_REPLIES = 8
+
+
 @exercise("02.parse", "build", "A reply parser",
-          "Write `my_parse(reply)`: (tool, input) of the first Action, or (None, None) when there is none.")
+          "Write `my_parse(reply)`: (tool, input) of the first Action, or (None, None) when there is none; "
+          "agentkit's parse_reply and naive_parse are refused.",
+          forbid=("agentkit.parsing:parse_reply", "agentkit.parsing:naive_parse"), objects=False)
 def _parse(my_parse):
     if not callable(my_parse):
         raise Fail("your answer", "a function my_parse(reply) -> (tool, input)", repr(my_parse), "define it with def.")
-    drawn = [(*unseen_reply(), "a reply drawn for this check") for _ in range(8)]
-    for number, (reply, expected, what) in enumerate(PARSE_CASES + drawn):
+    drawn = [(unseen_reply(), "a reply drawn for this check") for _ in range(DRAWN_REPLIES)]
+    for number, (reply, what) in enumerate(PARSE_CASES + drawn):
         hint = PARSE_HINTS.get(number, H_UNSEEN)
         said = _as_pair(call(my_parse, reply, case=f"{what}: {reply!r}", hint=hint))
+        expected = parse_truth(reply)
         if said is None:
             raise Fail(f"{what}: {reply!r}", repr(expected), "None",
                        "your function returned nothing: return a pair, (tool, input) or (None, None).")
@@ -184,7 +206,8 @@ def _parse(my_parse):
     if answers["checkpoint"][0] != "25185" or answers["inventor"][0] != "25185":
         raise Fail("the live runs", "25185 from both stand-ins",
                    f"checkpoint: {answers['checkpoint'][0]!r}; inventor: {answers['inventor'][0]!r}", PARSE_HINTS[4])
-    return (f"Your parser read {len(PARSE_CASES) + len(drawn)} replies it had not seen as meant, and drove the loop to 25185 in "
+    return (f"Your parser read all {len(PARSE_CASES) + len(drawn)} replies as meant ({len(PARSE_CASES)} of set shapes, "
+            f"{len(drawn)} drawn for this check), and drove the loop to 25185 in "
             f"{answers['checkpoint'][1]} calls on the checkpoint stand-in, and in {answers['inventor'][1]} on one whose "
             "first reply invents an Observation and a wrong Finish (27010): the invented lines were never run.")
 
@@ -201,7 +224,7 @@ def budget_run(question: str, max_steps: int) -> ReActAgent:
 
 
 @exercise("02.break", "break", "Cut the runs short",
-          "Set `budgets` to the largest max_steps at which each run still stops without an answer.")
+          "Set `budgets` to the largest max_steps at which each run still stops without an answer.", objects=False)
 def _break(budgets):
     if not isinstance(budgets, dict):
         raise Fail("your answer", 'a dict {"checkpoint": ..., "savings": ...}', type(budgets).__name__,

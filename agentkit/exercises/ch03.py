@@ -6,7 +6,7 @@ from ..modes import get_llm
 from ..parsing import naive_parse, parse_reply
 from ..react import REACT_MARKER, ROLE_PROMPT, ReActAgent
 from ..sick import DISEASES, QUESTION, incident_executor, sick_executor
-from . import Fail, call, cases, exercise, question, shown
+from . import Fail, call, cases, copied_from, exercise, question, reference, shown
 from .predictions import Prediction, prediction
 
 # --- 03.predict: what three sick runs cost, from the ledgers ---------------------------------
@@ -62,16 +62,15 @@ def stutterer() -> ScriptedLLM:
     return ScriptedLLM([Rule(REACT_MARKER, reply, name="stutterer")])
 
 
-FUSE_CASES = [  # (actions so far, the last one just asked for; should the run stop?; what the case is)
-    ([("Search", "a"), ("Search", "a")], True, "the same call twice in a row (what chapter 03's fuse catches)"),
-    ([("Search", "a"), ("Search", "b"), ("Search", "a")], True, "a stutterer's third step: A, B, A"),
-    ([("Search", "a"), ("Search", "b"), ("Search", "a"), ("Search", "b")], True, "a stutterer's fourth step: A, B, A, B"),
-    ([("Search", "Steve Jobs"), ("Search", "steve  JOBS")], True,
-     "the same search, written with other spaces and case"),
-    ([("Search", "Steve Jobs"), ("Calculate", "(2024 - 1955) * 365")], False, "the healthy checkpoint run"),
-    ([("Search", "a"), ("Search", "b"), ("Search", "c"), ("Search", "a")], False,
+FUSE_CASES = [  # (actions so far, the last one just asked for; what the case is): fuse_truth decides, after yours
+    ([("Search", "a"), ("Search", "a")], "the same call twice in a row (what chapter 03's fuse catches)"),
+    ([("Search", "a"), ("Search", "b"), ("Search", "a")], "a stutterer's third step: A, B, A"),
+    ([("Search", "a"), ("Search", "b"), ("Search", "a"), ("Search", "b")], "a stutterer's fourth step: A, B, A, B"),
+    ([("Search", "Steve Jobs"), ("Search", "steve  JOBS")], "the same search, written with other spaces and case"),
+    ([("Search", "Steve Jobs"), ("Calculate", "(2024 - 1955) * 365")], "the healthy checkpoint run"),
+    ([("Search", "a"), ("Search", "b"), ("Search", "c"), ("Search", "a")],
      "a run that comes back to a query after two others (a window of two must not see it)"),
-    ([("Search", "a"), ("Calculate", "a")], False, "the same input to another tool"),
+    ([("Search", "a"), ("Calculate", "a")], "the same input to another tool"),
 ]
 FUSE_HINTS = {
     0: "the same call twice in a row is the plainest repeat: compare the last action with the one before it.",
@@ -101,6 +100,7 @@ def _variant(rng, tool: str, text: str) -> tuple:
     return tool, rng.choice(["", " "]) + text + rng.choice(["", " "])
 
 
+@reference
 def fuse_truth(actions: list) -> bool:
     def key(action):
         return action[0].lower(), " ".join(action[1].split()).casefold()
@@ -109,7 +109,8 @@ def fuse_truth(actions: list) -> bool:
 
 
 def unseen_runs(count: int = 8) -> list:
-    """Action lists drawn for this check, half of them ending in a repeat (one or two back, written another way)."""
+    """Action lists drawn for this check, half of them ending in a repeat (one or two back, written another way),
+    in an order drawn too."""
     rng, drawn = cases(), []
     for number in range(count):
         actions = [(rng.choice(FUSE_TOOLS), rng.choice(FUSE_TEXTS)) for _ in range(rng.randint(1, 5))]
@@ -118,7 +119,8 @@ def unseen_runs(count: int = 8) -> list:
             actions.append(_variant(rng, tool, text))
         else:
             actions.append((rng.choice(FUSE_TOOLS), rng.choice(FUSE_TEXTS + ("Linus Torvalds", "17 * 23"))))
-        drawn.append((actions, fuse_truth(actions), "a run drawn for this check"))
+        drawn.append((actions, "a run drawn for this check"))
+    rng.shuffle(drawn)
     return drawn
 
 
@@ -139,14 +141,16 @@ def run_with_fuse(llm, tools, fuse, max_steps: int = 6) -> tuple:
 
 
 @exercise("03.fuse", "build", "A fuse that catches a stutterer",
-          "Write `my_fuse(actions)`: True when the last (tool, input) pair repeats one of the two before it, the tool "
-          "name in any case, the input with its whitespace folded, in any case.")
+          "Write `my_fuse(actions)`: True when the last (tool, input) pair repeats one of the two before it (so a "
+          "stutterer stops at A, B, A; A, B, C, A goes on), the tool name in any case, the input with its whitespace "
+          "folded, in any case.", objects=False)
 def _fuse(fuse):
     if not callable(fuse):
         raise Fail("your answer", "a function my_fuse(actions) -> bool", repr(fuse), "define it with def.")
-    for number, (actions, stop, what) in enumerate(FUSE_CASES + unseen_runs()):
+    for number, (actions, what) in enumerate(FUSE_CASES + unseen_runs()):
         hint = FUSE_HINTS.get(number, H_UNSEEN)
         said = call(fuse, [tuple(a) for a in actions], case=what, hint=hint)
+        stop = fuse_truth(actions)
         if bool(said) != stop:
             calls = ", ".join(f"{tool}[{text!r}]" for tool, text in actions)
             raise Fail(f"{what}: {calls}", f"{'stop' if stop else 'go on'} ({stop})", shown(said), hint)
@@ -170,13 +174,19 @@ PRINTED = ["Thought: I need his birth year.\nAction: Search[Steve Jobs]\n"
            "Observation: He was born in 1950 (the model wrote this).\nAction: Finish[27010]"]  # section 4 runs it
 
 
-def _printed(reply: str) -> bool:
-    """Is the reply one section 4 shows already: its worked example, or a bad-day reply of the inventor?"""
+def _invented(reply: str) -> str:
+    """What a reply says after its first Action line: the part the model invented."""
+    head, _, tail = reply.partition("Action:")
+    return tail.partition("\n")[2]
+
+
+def _printed(reply: str):
+    """The reply section 4 shows that this one copies (whole, cut or edited, judged on what it invents after its
+    Action line), or None."""
     from ..sick import InventorLLM
 
-    folded = " ".join(reply.split())
-    shown_replies = PRINTED + [call.reply for call in _inventor_calls(InventorLLM)]
-    return any(folded == " ".join(r.split()) for r in shown_replies)
+    printed = PRINTED + [call.reply for call in _inventor_calls(InventorLLM)]
+    return copied_from(_invented(reply), [_invented(r) for r in printed])
 
 
 def _inventor_calls(make) -> list:
@@ -187,13 +197,14 @@ def _inventor_calls(make) -> list:
 
 @exercise("03.break", "break", "Poison the incident's parser",
           "Set `reply` to one model reply, not section 4's: naive_parse must send invented lines to the tool, "
-          "parse_reply must not.")
+          "parse_reply must not.", objects=False)
 def _break(reply):
     if not isinstance(reply, str):
         raise Fail("your answer", "a str: one model reply", type(reply).__name__, "write the reply as a string.")
     if _printed(reply):
-        raise Fail("your reply", "a reply of your own", shown(reply, 100),
-                   "section 4 runs that very reply already: write one of your own, with invented lines of your "
+        raise Fail("your reply", "a reply of your own", f"{shown(reply, 100)}: its invented lines are section 4's "
+                   f"({shown(_printed(reply), 80)}), whole, cut or edited",
+                   "section 4 runs that reply already: write one of your own, with invented lines of your "
                    "choosing after the Action.")
     naive, defended = naive_parse(reply), parse_reply(reply)
     if not naive.action or naive.is_finish:

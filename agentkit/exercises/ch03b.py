@@ -2,6 +2,7 @@
 a parser to break, two questions."""
 from __future__ import annotations
 
+import functools
 import re
 
 from ..llm import Rule, ScriptedLLM
@@ -11,7 +12,7 @@ from ..cassette import cassette_path
 from ..replay import ReplayLLM
 from ..scripts.react import CHECKPOINT_QUESTION
 from ..tools import default_executor
-from . import Fail, call, cases, exercise, question, shown
+from . import Fail, call, cases, exercise, question, reference, shown
 from .predictions import Prediction, prediction
 
 NOTEBOOK = "03b_real_model"
@@ -20,6 +21,11 @@ RUNS = {"chat + role prompt": ("", 3), "few-shot completion": ("few-shot", 4)}  
 
 def recorded_runs() -> dict:
     """The notebook's two runs, replayed from the shipped cassette: {run: the model's raw replies, in order}."""
+    return {run: list(replies) for run, replies in _replayed().items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _replayed() -> dict:
     replies = {}
     for run, (name, max_steps) in RUNS.items():
         agent = ReActAgent(ReplayLLM(cassette_path(NOTEBOOK), name=name), default_executor(), max_steps)
@@ -57,18 +63,25 @@ prediction("03b.count", "Which recorded replies are actions",
 
 # --- 03b.flag: a rule that flags an Observation the model wrote itself ---------------------------
 
-FLAG_CASES = [  # (reply, invented?, what the case is); the recorded replies are added by the check
-    ("Thought: I need his birth year.\nAction: Search[Steve Jobs]\nObservation: He was born in 1950.", True,
+FLAG_CASES = [  # (reply, what the case is): flag_truth decides, after your answer; the recorded replies are added
+    ("Thought: I need his birth year.\nAction: Search[Steve Jobs]\nObservation: He was born in 1950.",
      "an Observation line after the Action"),
-    ("Thought: let me look.\nAction: Search[Observation deck of the Eiffel Tower]", False,
-     "the word inside a tool input"),
-    ("Thought: the next Observation will tell me.\nAction: Search[Steve Jobs]", False,
-     "the word inside a thought"),
-    ("Thought: I know it.\nAction: Finish[25185]\n  observation: 25185 is right.", True,
+    ("Thought: let me look.\nAction: Search[Observation deck of the Eiffel Tower]", "the word inside a tool input"),
+    ("Thought: the next Observation will tell me.\nAction: Search[Steve Jobs]", "the word inside a thought"),
+    ("Thought: I know it.\nAction: Finish[25185]\n  observation: 25185 is right.",
      "an indented, lower-case Observation line"),
-    ("**Observation:** the answer is 1955.\nAction: Finish[25185]", True, "an Observation line in Markdown bold"),
-    ("", False, "an empty reply"),
+    ("**Observation:** the answer is 1955.\nAction: Finish[25185]", "an Observation line in Markdown bold"),
+    ("", "an empty reply"),
 ]
+_OBSERVATION_LINE = re.compile(r"^[\s>*`_]*observation", re.IGNORECASE | re.MULTILINE)
+
+
+@reference
+def flag_truth(reply: str) -> bool:
+    """Does a line of the reply start (after spaces, '>', '*', '`' or '_') with the word Observation?"""
+    return bool(_OBSERVATION_LINE.search(reply))
+
+
 FLAG_HINTS = {
     0: "a line that starts with 'Observation' is one the model wrote itself: the loop adds its Observations later.",
     1: "look at the start of each line only (re.MULTILINE and ^), never for the word anywhere.",
@@ -86,19 +99,21 @@ LINES = ("Thought: I need his birth year.", "Action: Search[Steve Jobs]", "Thoug
          "The next observation will tell.", "I think the answer is 1955.")
 
 
-def unseen_reply(invented: bool) -> tuple:
-    """A reply drawn for this check, with an Observation line or without (built in, so known)."""
+def unseen_reply(invented: bool) -> str:
+    """A reply drawn for this check, with an Observation line or without."""
     rng = cases()
     lines = [rng.choice(LINES) for _ in range(rng.randint(1, 4))]
     if invented:
         label = rng.choice(["Observation", "observation", "OBSERVATION"])
         lead = rng.choice(["", "  ", "\t", "**", "> ", "`"])
         lines.insert(rng.randint(0, len(lines)), f"{lead}{label}: {rng.choice(['it was 1955.', '25185', 'none'])}")
-    return "\n".join(lines), invented
+    return "\n".join(lines)
 
 
 @exercise("03b.flag", "build", "Flag an invented Observation",
-          "Write `invents_observation(reply)`: True when a line of the reply starts with an Observation label.")
+          "Write `invents_observation(reply)`: True when a line of the reply starts with an Observation label; "
+          "parse_reply's own flag is refused.", forbid=("agentkit.parsing:parse_reply",),
+          warm=lambda: recorded_runs(), objects=False)
 def _flag(rule):
     if not callable(rule):
         raise Fail("your answer", "a function invents_observation(reply) -> bool", repr(rule), "define it with def.")
@@ -106,17 +121,19 @@ def _flag(rule):
                 for number, reply in enumerate(replies, 1)]
     flagged = []
     for run, number, reply in recorded:
-        expected = parse_reply(reply).invented_observation or bool(re.search(r"^\s*Observation", reply, re.M))
         said = call(rule, reply, case=f"{run}, recorded step {number}", hint=FLAG_HINTS[0])
+        expected = flag_truth(reply)
         if bool(said) != expected:
             raise Fail(f"{run}, recorded step {number}: {reply[:90]!r}", str(expected), repr(said),
                        FLAG_HINTS[0] if expected else FLAG_HINTS[1])
         if said:
             flagged.append(f"{run} step {number}")
-    drawn = [(*unseen_reply(number % 2 == 0), "a reply drawn for this check") for number in range(10)]
-    for number, (reply, expected, what) in enumerate(FLAG_CASES + drawn):
+    drawn = [(unseen_reply(number % 2 == 0), "a reply drawn for this check") for number in range(10)]
+    cases().shuffle(drawn)
+    for number, (reply, what) in enumerate(FLAG_CASES + drawn):
         hint = FLAG_HINTS.get(number, H_UNSEEN)
         said = call(rule, reply, case=f"{what}: {reply!r}", hint=hint)
+        expected = flag_truth(reply)
         if bool(said) != expected:
             raise Fail(f"{what}: {reply!r}", str(expected), shown(said), hint)
     return (f"Of the {len(recorded)} recorded replies your rule flags {len(flagged)}: {', '.join(flagged) or 'none'}, "
@@ -135,7 +152,7 @@ def _tool_calls(reply: str, parse) -> list:
 
 @exercise("03b.break", "break", "A recorded reply, poisoned",
           "Set `reply` to a recorded few-shot reply with a tool Action, plus text after it: naive_parse must send "
-          "that text to the tool.")
+          "that text to the tool.", objects=False)
 def _break(reply):
     if not isinstance(reply, str):
         raise Fail("your answer", "a str: one model reply", type(reply).__name__, "write the reply as a string.")

@@ -7,7 +7,7 @@ from ..plan import (MAX_PLAN_STEPS, PLANNER_PROMPT, PLANNER_ROLE, REPLAN_HEADER,
                     PlanAndExecuteAgent, StepResult, inject_failure, parse_plan)
 from ..scripts.plan import APPLES_QUESTION, YEARS_QUESTION, YEARS_TOOL_CALLS
 from ..tools import default_executor
-from . import Fail, NotDone, call, cases, exercise, learner_code, question, shown
+from . import Fail, NotDone, call, cases, exercise, question, reference, shown
 from .predictions import Prediction, prediction
 
 # --- 04.predict: what an injected failure costs, from the ledgers ------------------------------
@@ -61,20 +61,21 @@ prediction("04.predict", "What an injected failure costs",
 
 # --- 04.validate: a plan validator ---------------------------------------------------------------
 
-ACCEPT = [  # (planner reply, the steps; what the case is)
+PLAN_CASES = [  # (planner reply; what the case is; the hint): plan_truth decides each, after your answer
     ('Sure! Here is the plan:\n```json\n["count the apples", "subtract 20", "add 6"]\n```\nGood luck.',
-     ["count the apples", "subtract 20", "add 6"], "a list in a code fence, with prose around it"),
+     "a list in a code fence, with prose around it",
+     "look inside a ```json fence first, then for the first '[' that starts a JSON list (section 1's tiny_parse_plan)."),
     ('[{"step": 1, "task": "look up the year"}, {"step": 2, "task": "subtract"}]',
-     ["look up the year", "subtract"], "a list of {\"step\", \"task\"} objects"),
-    ('Plan [draft 2]:\n["find the start", "add the rest"]',
-     ["find the start", "add the rest"], "a bracket in the prose before the list"),
-    (str(["one step"] * MAX_PLAN_STEPS).replace("'", '"'), ["one step"] * MAX_PLAN_STEPS,
-     f"exactly {MAX_PLAN_STEPS} steps, the most a plan may have"),
-    ('["answer from what you know"]', ["answer from what you know"], "one step, the smallest plan there is"),
-]
-REJECT = [  # (planner reply; what the case is; the hint)
-    ("[]", "an empty plan",
-     "a plan of 0 steps is no plan: raise ValueError (section 3, 'Validate the plan')."),
+     "a list of {\"step\", \"task\"} objects",
+     "an object step counts by its \"task\": return the task texts, not the dicts (section 3's table)."),
+    ('Plan [draft 2]:\n["find the start", "add the rest"]', "a bracket in the prose before the list",
+     "not every '[' starts the list: try each '[' until one decodes as a JSON list "
+     "(json.JSONDecoder().raw_decode(text, index)); section 1's parser tries the first one only."),
+    (str(["one step"] * MAX_PLAN_STEPS).replace("'", '"'), f"exactly {MAX_PLAN_STEPS} steps, the most a plan may have",
+     f"{MAX_PLAN_STEPS} steps is still a valid plan: the limit is 1 to {MAX_PLAN_STEPS}, both included."),
+    ('["answer from what you know"]', "one step, the smallest plan there is",
+     f"one step is a plan: the limit is 1 to {MAX_PLAN_STEPS}, both included."),
+    ("[]", "an empty plan", "a plan of 0 steps is no plan: raise ValueError (section 3, 'Validate the plan')."),
     (str([f"step {i}" for i in range(1, 3 * MAX_PLAN_STEPS + 1)]).replace("'", '"'), "a plan of 30 steps",
      f"a plan needs 1 to {MAX_PLAN_STEPS} steps; a longer one is a runaway bill (section 3, 'Validate the plan')."),
     (str([f"step {i}" for i in range(1, MAX_PLAN_STEPS + 2)]).replace("'", '"'), f"{MAX_PLAN_STEPS + 1} steps, one over",
@@ -88,14 +89,17 @@ REJECT = [  # (planner reply; what the case is; the hint)
     ('["look up the year", "   ", "subtract"]', "a step that is only spaces",
      "every step must be a non-empty string: strip it, and reject what is left empty (section 3)."),
 ]
-ACCEPT_HINTS = [
-    "look inside a ```json fence first, then for the first '[' that starts a JSON list (section 1's tiny_parse_plan).",
-    "an object step counts by its \"task\": return the task texts, not the dicts (section 3's table).",
-    "not every '[' starts the list: try each '[' until one decodes as a JSON list "
-    "(json.JSONDecoder().raw_decode(text, index)); section 1's parser tries the first one only.",
-    f"{MAX_PLAN_STEPS} steps is still a valid plan: the limit is 1 to {MAX_PLAN_STEPS}, both included.",
-    f"one step is a plan: the limit is 1 to {MAX_PLAN_STEPS}, both included.",
-]
+
+
+@reference
+def plan_truth(raw: str):
+    """The steps of a planner reply, or None when it holds no valid plan (the package's parse_plan decides)."""
+    try:
+        return parse_plan(raw)
+    except ValueError:
+        return None
+
+
 H_UNSEEN = ("a reply drawn for this check: find the JSON list (a fence first, then each '[' in turn), accept 1 to "
             f"{MAX_PLAN_STEPS} steps, each a non-empty string or a {{\"step\", \"task\"}} object, stripped; "
             "anything else is a ValueError that quotes the reply.")
@@ -103,8 +107,8 @@ TASKS = ("look up the year", "subtract the two years", "count the apples", "add 
          "multiply by 365", "search for Ada Lovelace", "write the answer", "compare the two results")
 
 
-def unseen_plan() -> tuple:
-    """A planner reply drawn for this check, and the steps it holds (None: it holds no valid plan)."""
+def unseen_plan() -> str:
+    """A planner reply drawn for this check: valid or not, in one of four shapes."""
     import json
 
     rng = cases()
@@ -120,56 +124,51 @@ def unseen_plan() -> tuple:
     shape = rng.choice(["bare", "fence", "prose", "bracket"])
     raw = {"bare": body, "fence": f"Here is the plan:\n```json\n{body}\n```\nGood luck.",
            "prose": f"My plan, in {count} steps:\n{body}", "bracket": f"Plan [v{rng.randint(2, 9)}]:\n{body}"}[shape]
-    return raw, ([s.strip() for s in steps] if valid else None)
+    return raw
 
 
-def _accepts(parse, raw: str, steps: list, what: str, hint: str) -> None:
-    got = call(parse, raw, case=what, hint=hint)
-    if got != steps:
-        raise Fail(f"{what}: {raw!r}", repr(steps), shown(got), hint)
-
-
-def _rejects(parse, raw: str, what: str, hint: str) -> str:
-    """The learner's parser must raise ValueError quoting the reply; returns the message."""
+def _judged(parse, raw: str, what: str, hint: str) -> None:
+    """Run the learner's parser on one reply, then compare with plan_truth: the steps, or a ValueError that
+    quotes the reply."""
     try:
-        with learner_code(f"{what}: {raw[:60]!r}"):
-            steps = parse(raw)
-    except NotImplementedError as e:
-        raise NotDone(str(e)) from None
-    except ValueError as e:
-        message = str(e)
-        if raw[:20] not in message and repr(raw[:20])[1:-1] not in message:
-            raise Fail(f"{what}: {raw[:60]!r}", "a ValueError that quotes the start of the reply",
-                       f"ValueError({message[:100]!r})", "quote the raw reply in the message, so whoever reads the "
-                       "error sees what the model actually wrote (section 3).") from None
-        return message
-    except Exception as e:  # noqa: BLE001 - the learner's code may raise anything
-        raise Fail(f"{what}: {raw[:60]!r}", "ValueError", f"{type(e).__name__}: {e}", hint) from None
-    raise Fail(f"{what}: {raw[:60]!r}", "ValueError (no valid plan)", f"returned {steps!r:.100}", hint)
+        got = call(parse, raw, case=what, hint=hint)
+        raised = None
+    except Fail as f:
+        if f.got.startswith("ValueError"):
+            got, raised = None, f.got
+        elif plan_truth(raw) is None:
+            raise Fail(f.case, "ValueError (no valid plan)", f.got, hint) from None
+        else:
+            raise
+    steps = plan_truth(raw)
+    if steps is not None and (raised or got != steps):
+        raise Fail(f"{what}: {raw!r}", repr(steps), raised or shown(got), hint)
+    if steps is None and raised is None:
+        raise Fail(f"{what}: {raw[:60]!r}", "ValueError (no valid plan)", f"returned {shown(got, 100)}", hint)
+    if steps is None and raw[:20] not in raised and repr(raw[:20])[1:-1] not in raised:
+        raise Fail(f"{what}: {raw[:60]!r}", "a ValueError that quotes the start of the reply", raised[:120],
+                   "quote the raw reply in the message, so whoever reads the error sees what the model actually "
+                   "wrote (section 3).")
 
 
 @exercise("04.validate", "build", "A plan validator",
-          "Write `my_parse_plan(raw)`: the list of step texts, or a ValueError that quotes the reply.")
+          "Write `my_parse_plan(raw)`: the list of step texts, or a ValueError that quotes the reply; agentkit's "
+          "parse_plan is refused.", forbid=("agentkit.plan:parse_plan",), objects=False)
 def _validate(parse):
     if not callable(parse):
         raise Fail("your answer", "a function my_parse_plan(raw) -> list of str", repr(parse), "define it with def.")
-    for (raw, steps, what), hint in zip(ACCEPT, ACCEPT_HINTS):
-        _accepts(parse, raw, steps, what, hint)
-    for raw, what, hint in REJECT:
-        _rejects(parse, raw, what, hint)
-    for raw, steps in [unseen_plan() for _ in range(8)]:
-        if steps is None:
-            _rejects(parse, raw, "a reply drawn for this check", H_UNSEEN)
-        else:
-            _accepts(parse, raw, steps, "a reply drawn for this check", H_UNSEEN)
+    for raw, what, hint in PLAN_CASES:
+        _judged(parse, raw, what, hint)
+    for raw in [unseen_plan() for _ in range(8)]:
+        _judged(parse, raw, "a reply drawn for this check", H_UNSEEN)
     # The live run: Plan-and-Solve on the apples question, with your parser between planner and executor.
     llm = get_llm("fake")
     raw = llm.think(PLANNER_PROMPT.format(role=PLANNER_ROLE, max_steps=MAX_PLAN_STEPS, tools="",
                                           question=APPLES_QUESTION))
-    plan = call(parse, raw, case="the stand-in planner's reply to the apples question", hint=ACCEPT_HINTS[0])
-    if plan != parse_plan(raw):
-        raise Fail("the stand-in planner's reply to the apples question", repr(parse_plan(raw)), f"{plan!r:.120}",
-                   ACCEPT_HINTS[0])
+    plan = call(parse, raw, case="the stand-in planner's reply to the apples question", hint=PLAN_CASES[0][2])
+    if plan != plan_truth(raw):
+        raise Fail("the stand-in planner's reply to the apples question", repr(plan_truth(raw)), f"{plan!r:.120}",
+                   PLAN_CASES[0][2])
     executor, done = Executor(llm), []
     for index, step in enumerate(plan):
         done.append(StepResult(step, executor.execute(APPLES_QUESTION, plan, done, index)))
@@ -197,7 +196,7 @@ REPLAN_HINTS = {
 
 
 @exercise("04.replan", "break", "Two replans, then the answer",
-          "Set `injection` to {\"tool\": ..., \"text\": ..., \"failures\": ...}: two replans, and the answer still 97.")
+          "Set `injection` to {\"tool\": ..., \"text\": ..., \"failures\": ...}: two replans, and the answer still 97.", objects=False)
 def _replan(injection):
     if not isinstance(injection, dict):
         raise Fail("your answer", 'a dict {"tool": ..., "text": ..., "failures": ...}', type(injection).__name__,

@@ -2,6 +2,8 @@
 two questions."""
 from __future__ import annotations
 
+import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -9,8 +11,9 @@ from ..llm import Rule, ScriptedLLM
 from ..modes import get_llm
 from ..reflection import draft_messages, extract_code, review_messages, revise_messages
 from ..wasm_sandbox import run_code
+from .. import sandbox
 from ..widgets.reflection import reviewer_run
-from . import Fail, call, cases, exercise, question, shown
+from . import Fail, call, cases, exercise, question, reference, shown
 from .predictions import Prediction, prediction
 
 # --- 05.predict: rounds and LLM calls of a capped reflection run, from the ledgers ---------------
@@ -48,17 +51,26 @@ prediction("05.predict", "Rounds and calls of a capped loop",
 
 # --- 05.verdict: a verdict parser that never raises -------------------------------------------
 
-VERDICT_CASES = [  # (review, expected verdict, what the case is)
-    ("Notes: fine.\nVERDICT: PASS", "pass", "a review that ends with the pass line"),
-    ("Notes: the loop is slow.\nVERDICT: REVISE", "revise", "a review that ends with the revise line"),
-    ("This code cannot pass: it is only a stub.", "missing", "a review with 'pass' in its prose, no verdict line"),
-    ("VERDICT: PASS\nActually, one more thing: n < 2 fails.", "missing", "a verdict that is not the last line"),
-    ("VERDICT: PASS? no.", "missing", "a last line that is more than a verdict"),
-    ("Notes: fine.\n  verdict:  pass  \n\n", "pass", "the verdict line in lower case, with spaces and blank lines after"),
-    ("Notes: fine.\n**VERDICT: PASS**", "pass", "the verdict line in Markdown bold"),
-    ("", "missing", "an empty review"),
-    ("  \n\n  ", "missing", "a review of blank lines only"),
+VERDICT_CASES = [  # (review, what the case is): verdict_truth decides, after your answer
+    ("Notes: fine.\nVERDICT: PASS", "a review that ends with the pass line"),
+    ("Notes: the loop is slow.\nVERDICT: REVISE", "a review that ends with the revise line"),
+    ("This code cannot pass: it is only a stub.", "a review with 'pass' in its prose, no verdict line"),
+    ("VERDICT: PASS\nActually, one more thing: n < 2 fails.", "a verdict that is not the last line"),
+    ("VERDICT: PASS? no.", "a last line that is more than a verdict"),
+    ("Notes: fine.\n  verdict:  pass  \n\n", "the verdict line in lower case, with spaces and blank lines after"),
+    ("Notes: fine.\n**VERDICT: PASS**", "the verdict line in Markdown bold"),
+    ("", "an empty review"),
+    ("  \n\n  ", "a review of blank lines only"),
 ]
+_VERDICT_LINE = re.compile(r"\**\s*verdict\s*:\s*(pass|revise)\s*\**", re.IGNORECASE)
+
+
+@reference
+def verdict_truth(review: str) -> str:
+    """'pass' or 'revise' when the last non-empty line is the verdict line, else 'missing'."""
+    lines = [line.strip() for line in str(review).splitlines() if line.strip()]
+    found = _VERDICT_LINE.fullmatch(lines[-1]) if lines else None
+    return found.group(1).lower() if found else "missing"
 VERDICT_HINTS = {
     2: "look only at the last non-empty line, never for the word anywhere (section 1's sloppy check).",
     3: "the verdict counts only on the LAST non-empty line: anything after it may take it back.",
@@ -74,7 +86,7 @@ PROSE = ("Notes: the loop is fine.", "This cannot pass as it is.", "The code pas
          "VERDICT: PASS is what I would like to say, but no.", "One more thing: n < 2 fails.")
 
 
-def unseen_review(kind: str) -> tuple:
+def unseen_review(kind: str) -> str:
     """A review drawn for this check that holds the verdict `kind` ("pass", "revise" or "missing")."""
     rng = cases()
     lines = [rng.choice(PROSE) for _ in range(rng.randint(0, 3))]
@@ -88,7 +100,14 @@ def unseen_review(kind: str) -> tuple:
         lines += [line, rng.choice(PROSE)]  # a verdict taken back by a line after it
     else:
         lines.append(line + rng.choice(["? no.", " (maybe)", ", mostly"]))
-    return "\n".join(lines), kind
+    return "\n".join(lines)
+
+
+def unseen_reviews() -> list:
+    """(review, what) drawn for this check: two of each verdict and four without one, in an order drawn too."""
+    kinds = ["pass", "revise", "missing", "missing"] * 2
+    cases().shuffle(kinds)
+    return [(unseen_review(kind), "a review drawn for this check") for kind in kinds]
 
 
 CANNOT_PASS = "This code cannot pass: it is only a stub, it returns nothing."
@@ -110,17 +129,17 @@ def run_with_verdict(llm, verdict, max_iterations: int = 3) -> tuple:
 
 
 @exercise("05.verdict", "build", "A verdict parser that never raises",
-          "Write `my_verdict(review)`: 'pass' or 'revise' from the review's last non-empty line, else 'missing'.")
+          "Write `my_verdict(review)`: 'pass' or 'revise' from the review's last non-empty line, else 'missing'; "
+          "agentkit's parse_verdict is refused.", forbid=("agentkit.reflection:parse_verdict",), objects=False)
 def _verdict(verdict):
     if not callable(verdict):
         raise Fail("your answer", "a function my_verdict(review) -> str", repr(verdict), "define it with def.")
-    kinds = ["pass", "revise", "missing", "missing"] * 2
-    cases().shuffle(kinds)
-    drawn = [(*unseen_review(kind), "a review drawn for this check") for kind in kinds]
-    for number, (review, expected, what) in enumerate(VERDICT_CASES + drawn):
+    drawn = unseen_reviews()
+    for number, (review, what) in enumerate(VERDICT_CASES + drawn):
         hint = VERDICT_HINTS.get(number, H_UNSEEN if number >= len(VERDICT_CASES) else
                                  "return exactly 'pass', 'revise' or 'missing', in lower case.")
         said = call(verdict, review, case=f"{what}: {review!r}", hint=hint)
+        expected = verdict_truth(review)
         if said != expected:
             raise Fail(f"{what}: {review!r}", repr(expected), shown(said), hint)
     sloppy = ScriptedLLM([Rule("Code to review", CANNOT_PASS), Rule("Task:", "```python\ndef find_primes(n): ...\n```")])
@@ -143,8 +162,23 @@ def _write_at(code: str, target: str, expression: str | None = None):
     return run_code(f"TARGET = {target!r}\n{code}", expression, timeout_s=5)
 
 
+def _past_the_guard(code: str):
+    """(planted?, what the process sandbox said) for `code` aimed at a fresh folder of this machine, guard rail on;
+    None where the process sandbox cannot run (it needs POSIX)."""
+    if os.name != "posix":
+        return None
+    with tempfile.TemporaryDirectory(prefix="not-your-home-") as folder:
+        Path(folder).chmod(0o777)  # writable by anyone, as your own files are to code that runs as you (section 3)
+        target = str(Path(folder) / "planted.txt")
+        said = sandbox.run_code(f"TARGET = {target!r}\n{code}", timeout_s=10)
+        return Path(target).exists(), said.summary().replace(folder, "<a folder outside>")[:140], said.ok
+
+
 @exercise("05.break", "break", "Hit the engine's wall",
-          "Set `escape` to code that writes a file at the path TARGET (the check sets it, outside the folder).")
+          "Set `escape` to code that writes a file at the path TARGET (the check sets it) past the process "
+          "sandbox's guard rail, as section 3's chdir-then-write does; the engine must refuse it.", objects=False,
+          fork=False)  # the answer is text that runs only inside the two sandboxes, never in the kernel: a forked
+# child would protect nothing, and would start the engine's worker process again on every check
 def _break(escape):
     if not isinstance(escape, str):
         raise Fail("your answer", "a str: the code to run", type(escape).__name__, "write the code as a string.")
@@ -152,8 +186,17 @@ def _break(escape):
     if not inside.ok or not inside.value:
         raise Fail("TARGET = 'planted.txt', a name inside the engine's own folder",
                    "your code writes some text there (the check reads it back)", inside.summary()[:160],
-                   "write something into the file named by TARGET, e.g. open(TARGET, 'w').write('x'): the wall "
-                   "must stop a real write, not code that fails on its own.")
+                   "write something into the file named by TARGET: the wall must stop a real write, not code that "
+                   "fails on its own.")
+    guard = _past_the_guard(escape)
+    if guard is not None and not guard[0]:
+        raise Fail("TARGET in a folder outside, the process sandbox with its guard rail on (section 3)",
+                   "your write gets past the guard rail (the file appears)",
+                   f"{'ran, and wrote no file at TARGET' if guard[2] else 'refused'}: {guard[1]}",
+                   "write to TARGET itself: the check sets it to a path in a folder outside." if guard[2] else
+                   "the guard rail refuses a write it sees going outside the run's folder: that is the easy case, "
+                   "and no wall is needed for it. The engine's wall matters for what the guard misses: section 3 "
+                   "changes the working directory first, then writes by a relative name.")
     with tempfile.TemporaryDirectory(prefix="not-the-sandbox-") as outside:
         target = str(Path(outside) / "planted.txt")
         refused = _write_at(escape, target)
@@ -165,9 +208,11 @@ def _break(escape):
     if refused.ok:
         raise Fail("TARGET outside the folder", "an error from the engine", refused.summary()[:160],
                    "write to TARGET itself: a write inside the engine's folder is allowed.")
-    return (f"Inside its own folder your code wrote {str(inside.value)[:40]!r}; aimed at a folder of this machine, "
-            f"the engine answered {answered!r}, and nothing was planted there. The process sandbox's "
-            "guard rail asks whether an operation is allowed; in the engine that folder does not exist (section 3).")
+    where = ("The process sandbox, guard rail on, let it plant the file in a folder of this machine; "
+             if guard else "(The process sandbox needs POSIX, so the check could not try its guard rail here.) ")
+    return (f"Inside its own folder your code wrote {str(inside.value)[:40]!r}. {where}aimed at such a folder, "
+            f"the engine answered {answered!r}, and nothing was planted there. A guard rail asks whether an "
+            "operation is allowed; in the engine that folder does not exist (section 3).")
 
 
 # --- concept questions ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from ..react import ReActAgent
 from ..reflexion import ReflexionAgent, exact_match, format_lessons, parse_lesson, reflection_messages
 from ..scripts.reflexion import TURING_QUESTION
 from ..widgets.reflexion import MAX_TRIALS, TURING_GOLD, WRONG_LESSONS
-from . import Fail, NotDone, _Now, call, cases, exercise, question, shown
+from . import Fail, NotDone, _Now, call, cases, copied_from, exercise, question, reference, shown
 from .predictions import Prediction, prediction
 
 IN_MEMORY = ":memory:"  # SQLite's own in-memory database: a fresh store per check, nothing on disk
@@ -67,31 +67,36 @@ prediction("06.predict", "How long a wrong lesson lives",
 
 # --- 06.parse: a lesson parser that never raises --------------------------------------------------
 
-LESSON = {"trigger": "asked for an age at a dated event", "error_type": "off by one",
-          "fix": "compare the month and day with the birthday", "applies_to": "age questions"}
-PARSE_CASES = [  # (reply, the lesson or None; what the case is; the hint)
+
+@reference
+def lesson_truth(reply):
+    """The four fields, whitespace folded, or None (the package's parse_lesson decides)."""
+    return parse_lesson(reply)
+
+
+PARSE_CASES = [  # (reply; what the case is; the hint): lesson_truth decides each, after your answer
     ('Here is the lesson:\n```json\n{"trigger": "asked for an age at a dated event", "error_type": "off by one", '
      '"fix": "compare the month and day with the birthday", "applies_to": "age questions"}\n```\nHope it helps.',
-     LESSON, "one JSON object in a code fence, with prose around it",
+     "one JSON object in a code fence, with prose around it",
      "a model wraps its JSON in prose and fences: take the text from the first '{' to the last '}' (section 2)."),
     ('{"trigger": "asked  for an age\\tat a dated event", "error_type": "off\\nby one", '
      '"fix": "compare the month and day with the birthday", "applies_to": "age questions", "confidence": 0.9}',
-     LESSON, "extra keys, and values with tabs, newlines and double spaces",
+     "extra keys, and values with tabs, newlines and double spaces",
      "keep exactly the four fields (trigger, error_type, fix, applies_to), each with its whitespace folded to "
      "single spaces (' '.join(value.split())): a lesson is a line of a later prompt (section 2)."),
-    ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "check the day"}', None,
+    ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "check the day"}',
      "a lesson without applies_to",
      "a lesson needs all four fields; a missing one means no lesson: return None (section 2)."),
-    ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "   ", "applies_to": "ages"}', None,
+    ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "   ", "applies_to": "ages"}',
      "a fix that is only spaces", "an empty field is no lesson: fold the whitespace, then return None if any "
      "field is left empty (section 2)."),
     ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "check the day", "applies_to": "ages",}',
-     None, "JSON with a trailing comma", "a parser never raises (section 2: parse_lesson returns None): "
+     "JSON with a trailing comma", "a parser never raises (section 2: parse_lesson returns None): "
      "catch the JSON error and return None."),
-    ("I am not sure what went wrong in this trial.", None, "a reply with no JSON at all",
+    ("I am not sure what went wrong in this trial.", "a reply with no JSON at all",
      "no object in the reply means no lesson: return None, never raise (section 2)."),
-    (None, None, "no reply at all (None)", "the parser never raises, whatever it is given: None is no lesson."),
-    ('["check the day", "subtract the years"]', None, "a JSON list, not an object",
+    (None, "no reply at all (None)", "the parser never raises, whatever it is given: None is no lesson."),
+    ('["check the day", "subtract the years"]', "a JSON list, not an object",
      "a lesson is one JSON object with four fields; anything else is None (section 2)."),
 ]
 
@@ -103,8 +108,8 @@ FIELD_WORDS = ("asked", "for", "an", "age", "at", "a", "dated", "event", "off", 
                "day", "birthday", "year", "questions", "subtract", "count", "death")
 
 
-def unseen_lesson(valid: bool) -> tuple:
-    """A reflection drawn for this check, and the lesson it holds (None: no lesson), built in, so known."""
+def unseen_lesson(valid: bool) -> str:
+    """A reflection drawn for this check: a complete lesson, or one broken in one of four ways."""
     import json
 
     rng = cases()
@@ -121,19 +126,21 @@ def unseen_lesson(valid: bool) -> tuple:
     body = json.dumps([v for v in sent.values()]) if broken == "list" else json.dumps(sent)
     if broken == "comma":
         body = body[:-1] + ",}"
-    reply = rng.choice([body, f"Lesson:\n{body}", f"```json\n{body}\n```\nThat is all.", f"Here you are: {body} Done."])
-    return reply, (lesson if broken is None else None)
+    return rng.choice([body, f"Lesson:\n{body}", f"```json\n{body}\n```\nThat is all.", f"Here you are: {body} Done."])
 
 
 @exercise("06.parse", "build", "A lesson parser that never raises",
-          "Write `my_parse_lesson(reply)`: a dict of the four fields, or None; it must never raise.")
+          "Write `my_parse_lesson(reply)`: a dict of the four fields, or None; it must never raise. agentkit's "
+          "parse_lesson is refused.", forbid=("agentkit.reflexion:parse_lesson",), objects=False)
 def _parse(parse):
     if not callable(parse):
         raise Fail("your answer", "a function my_parse_lesson(reply) -> dict or None", repr(parse),
                    "define it with def.")
-    drawn = [(*unseen_lesson(number % 2 == 0), "a reply drawn for this check", H_UNSEEN) for number in range(8)]
-    for reply, lesson, what, hint in PARSE_CASES + drawn:
+    drawn = [(unseen_lesson(number % 2 == 0), "a reply drawn for this check", H_UNSEEN) for number in range(8)]
+    cases().shuffle(drawn)
+    for reply, what, hint in PARSE_CASES + drawn:
         got = call(parse, reply, case=f"{what}: {reply!r:.70}", hint=hint)
+        lesson = lesson_truth(reply)
         if got != lesson:
             raise Fail(f"{what}: {reply!r}", repr(lesson), shown(got, 200), hint)
     # The live run: the stand-in's failed trial, its reflection through your parser, and the next trial.
@@ -141,10 +148,10 @@ def _parse(parse):
     first = ReActAgent(llm, max_steps=5)
     answer = first.run(TURING_QUESTION, verbose=False)
     reply = llm.think(reflection_messages(TURING_QUESTION, first.trace, answer))
-    lesson = call(parse, reply, case="the stand-in's reflection on the failed Turing trial", hint=PARSE_CASES[0][3])
-    if lesson != parse_lesson(reply):
-        raise Fail("the stand-in's reflection on the failed Turing trial", repr(parse_lesson(reply)),
-                   f"{lesson!r:.140}", PARSE_CASES[0][3])
+    lesson = call(parse, reply, case="the stand-in's reflection on the failed Turing trial", hint=PARSE_CASES[0][2])
+    if lesson != lesson_truth(reply):
+        raise Fail("the stand-in's reflection on the failed Turing trial", repr(lesson_truth(reply)),
+                   f"{lesson!r:.140}", PARSE_CASES[0][2])
     with LessonStore(IN_MEMORY) as store:
         store.add(**lesson)
         retry = ReActAgent(llm, max_steps=5)
@@ -181,6 +188,7 @@ def unseen_sequences(count: int = 5) -> list:
     return drawn
 
 
+@reference
 def store_says(confidence: float, outcomes: list, threshold: float) -> list:
     """What LessonStore does to one lesson: (confidence, evicted) after each outcome, until it is evicted."""
     with LessonStore(IN_MEMORY, threshold=threshold) as store:
@@ -211,36 +219,52 @@ def _replay(rule, confidence: float, outcomes: list, threshold: float, case: str
     return steps
 
 
+def _polluted_outcomes() -> tuple:
+    """(the wrong lesson's first confidence, its outcomes) in section 7's run: what the rule is given."""
+    events, _ = _polluted_history()
+    return events[0]["confidence"], [h["event"] == "success" for h in events if h["event"] in ("success", "failure")]
+
+
+@reference
+def _polluted_history() -> tuple:
+    """(the wrong lesson's events, [(confidence, evicted?)] after each outcome) in section 7's run."""
+    _, injected, history = polluted(WRONG_LESSONS["count the birth year"])
+    events = [h for h in history if h["lesson_id"] == injected]
+    store = [(h["confidence"], False) for h in events if h["event"] in ("success", "failure")]
+    store[-1] = (store[-1][0], True)
+    return events, store
+
+
 def _same(mine: list, store: list) -> bool:
     return len(mine) == len(store) and all(abs(a[0] - b[0]) < 1e-9 and a[1] == b[1] for a, b in zip(mine, store))
 
 
 @exercise("06.evict", "build", "The confidence rule",
-          "Write `my_outcome(confidence, success, threshold)`: (new confidence, evicted?), as LessonStore does it.")
+          "Write `my_outcome(confidence, success, threshold)`: (new confidence, evicted?), as LessonStore does it: "
+          "+0.1 on a success, -0.2 on a failure, kept between 0 and 1, rounded to 3 places, evicted when strictly "
+          "below the threshold. A LessonStore's own record_outcome is refused.",
+          forbid=("agentkit.lessons:LessonStore.record_outcome",), objects=False)
 def _evict(rule):
     if not callable(rule):
         raise Fail("your answer", "a function my_outcome(confidence, success, threshold) -> (float, bool)",
                    repr(rule), "define it with def.")
     for (confidence, success, threshold), what, hint in EVICT_CASES:
         case = f"{what}: confidence {confidence}, {'success' if success else 'failure'}, threshold {threshold}"
-        store, mine = store_says(confidence, [success], threshold), _replay(rule, confidence, [success], threshold,
-                                                                            case, hint)
+        mine = _replay(rule, confidence, [success], threshold, case, hint)
+        store = store_says(confidence, [success], threshold)
         if not _same(mine, store):
             raise Fail(case, f"{store[0]} (the store)", repr(mine[0]), hint)
     for confidence, threshold, outcomes in EVICT_SEQUENCES + unseen_sequences():
         case = f"from {confidence}, threshold {threshold}, outcomes {outcomes}"
         _Now.case = case
-        store = store_says(confidence, outcomes, threshold)
         mine = _replay(rule, confidence, outcomes, threshold, case, EVICT_CASES[4][2])
+        store = store_says(confidence, outcomes, threshold)
         if not _same(mine, store):
             raise Fail(case, f"{store} (the store)", repr(mine), EVICT_CASES[4][2])
-    # Section 7's polluted run, replayed through the rule from the store's own history.
-    _, injected, history = polluted(WRONG_LESSONS["count the birth year"])
-    events = [h for h in history if h["lesson_id"] == injected]
-    outcomes = [h["event"] == "success" for h in events if h["event"] in ("success", "failure")]
-    mine = _replay(rule, events[0]["confidence"], outcomes, 0.3, "the polluted run of section 7", EVICT_CASES[4][2])
-    store = [(h["confidence"], False) for h in events if h["event"] in ("success", "failure")]
-    store[-1] = (store[-1][0], True)
+    # Section 7's polluted run, replayed through the rule from the store's own history (read after your rule ran).
+    start, outcomes = _polluted_outcomes()
+    mine = _replay(rule, start, outcomes, 0.3, "the polluted run of section 7", EVICT_CASES[4][2])
+    events, store = _polluted_history()
     if not _same(mine, store):
         raise Fail("the polluted run of section 7", f"{store} (the store's history)", repr(mine), EVICT_CASES[4][2])
     return (f"Your rule reproduces the store on every case, and on section 7's wrong lesson: "
@@ -265,7 +289,7 @@ POLLUTE_HINTS = {
 
 @exercise("06.pollute", "break", "A wrong lesson that keeps coming back",
           "Set `wrong_lesson` to the four fields of a lesson, not one of section 7's, that misleads the agent in "
-          "trial 1 AND trial 2.")
+          "trial 1 AND trial 2.", objects=False)
 def _pollute(lesson):
     if not isinstance(lesson, dict):
         raise Fail("your answer", "a dict with trigger, error_type, fix, applies_to", type(lesson).__name__,
@@ -274,12 +298,13 @@ def _pollute(lesson):
         raise NotDone()
     if not all(isinstance(lesson[name], str) and lesson[name].strip() for name in LESSON_FIELDS):
         raise Fail("your lesson", "four non-empty strings", repr(lesson)[:120], POLLUTE_HINTS["fields"])
-    folded = {name: " ".join(lesson[name].split()).casefold() for name in LESSON_FIELDS}
-    for name, printed in WRONG_LESSONS.items():
-        if folded == {field: " ".join(printed[field].split()).casefold() for field in LESSON_FIELDS}:
-            raise Fail("your lesson", "a wrong lesson of your own", f"section 7's {name!r} lesson",
-                       "section 7 runs that very lesson already: write your own, in your own words, and see "
-                       "what it takes to be retrieved, ranked first and obeyed.")
+    mine = " | ".join(lesson[name] for name in LESSON_FIELDS)
+    printed = {" | ".join(p[name] for name in LESSON_FIELDS): name for name, p in WRONG_LESSONS.items()}
+    copy = copied_from(mine, list(printed))
+    if copy:
+        raise Fail("your lesson", "a wrong lesson of your own", f"section 7's {printed[copy]!r} lesson, whole, cut or "
+                   "edited", "section 7 runs that lesson already: write your own, in your own words, and see what "
+                   "it takes to be retrieved, ranked first and obeyed.")
     result, injected, history = polluted({name: lesson[name] for name in LESSON_FIELDS})
     trials = result.trials
     first = trials[0]

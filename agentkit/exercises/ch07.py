@@ -7,7 +7,7 @@ from ..llm import Rule, ScriptedLLM
 from ..scripts.tot import stand_in
 from ..tot import (TreeOfThoughts, by_value, expression_of, parse_label, parse_thoughts,
                    propose_messages, value_messages)
-from . import Fail, NotDone, call, cases, exercise, question
+from . import Fail, NotDone, call, cases, exercise, question, reference
 from .predictions import Prediction, prediction
 
 PUZZLE = (4, 4, 7, 7)  # the chapter's showcase: one solution, through a fraction
@@ -46,30 +46,39 @@ prediction("07.predict", "What a search costs",
 
 # --- 07.beam: keep the b best -----------------------------------------------------------------------
 
-BEAM_CASES = [  # (children as (step, votes), b, the indices kept, best first; what the case is; the hint)
-    ([("13 - 9 = 4", ["sure"]), ("13 + 9 = 22", ["impossible"]), ("9 / 3 = 3", ["likely"])], 2, [0, 2],
+BEAM_CASES = [  # (children as (step, votes), b; what the case is; the hint): beam_truth decides, after your answer
+    ([("13 - 9 = 4", ["sure"]), ("13 + 9 = 22", ["impossible"]), ("9 / 3 = 3", ["likely"])], 2,
      "three children, one vote each",
      "keep the BEST b, best first: score sure 1, likely 0.5, impossible 0, and sort from high to low (section 3)."),
     ([("4 + 4 = 8", ["likely"]), ("7 - 4 = 3", ["sure"]), ("7 + 4 = 11", ["likely"]), ("4 * 4 = 16", ["impossible"])],
-     2, [1, 0], "two children tie", "ties keep proposal order: sort by the score alone (Python's sort is stable), "
+     2, "two children tie", "ties keep proposal order: sort by the score alone (Python's sort is stable), "
      "never by the step's text (section 3's tiny_tot sorts by the score alone)."),
-    ([("6 * 4 = 24", ["sure", "impossible", "impossible"]), ("6 - 4 = 2", ["likely", "likely", "likely"])], 1, [1],
+    ([("6 * 4 = 24", ["sure", "impossible", "impossible"]), ("6 - 4 = 2", ["likely", "likely", "likely"])], 1,
      "three votes each", "a node's score is the MEAN of its votes (section 4): one sure among three votes is 1/3, "
      "below three times likely."),
-    ([("8 / 2 = 4", ["?", "sure"]), ("8 - 2 = 6", ["sure", "likely"])], 1, [1], "a vote with no label",
+    ([("8 / 2 = 4", ["?", "sure"]), ("8 - 2 = 6", ["sure", "likely"])], 1, "a vote with no label",
      "a vote that holds no label ('?') counts 0 and still counts as a vote: a judge that said nothing useful "
      "(section 4's values)."),
-    ([("3 * 3 = 9", ["likely"]), ("3 + 3 = 6", ["sure"])], 5, [1, 0], "fewer children than b",
+    ([("3 * 3 = 9", ["likely"]), ("3 + 3 = 6", ["sure"])], 5, "fewer children than b",
      "with fewer children than b, keep them all, best first (section 3)."),
-    ([], 3, [], "no children at all", "no children, nothing to keep: return an empty list."),
+    ([], 3, "no children at all", "no children, nothing to keep: return an empty list."),
 ]
 VALUE = {"sure": 1.0, "likely": 0.5, "impossible": 0.0}
 H_UNSEEN = ("children drawn for this check: score each by the mean of its votes (sure 1, likely 0.5, impossible 0, "
             "anything else 0), keep the b highest, best first, ties in the order they were proposed.")
 
 
+@reference
+def beam_truth(children: list, b: int) -> list:
+    """The positions of the b children with the highest mean vote, best first, ties in proposal order."""
+    def score(index):
+        votes = children[index][1]
+        return sum(VALUE.get(v, 0.0) for v in votes) / len(votes) if votes else 0.0
+    return sorted(range(len(children)), key=score, reverse=True)[:b]
+
+
 def unseen_children() -> tuple:
-    """(children, b, the indices kept) drawn for this check: ties, unlabelled votes and b past the end included."""
+    """(children, b) drawn for this check: ties, unlabelled votes and b past the end included."""
     rng = cases()
     children = []
     for _ in range(rng.randint(1, 7)):
@@ -78,13 +87,7 @@ def unseen_children() -> tuple:
         step = f"{a} {op} {c} = {eval(f'{a} {op} {c}')}"  # noqa: S307 - two small whole numbers, built here
         children.append((step, [rng.choice(["sure", "likely", "impossible", "likely", "?"])
                                 for _ in range(rng.choice([1, 1, 2, 3]))]))
-    b = rng.randint(1, len(children) + 1)
-
-    def score(index):
-        votes = children[index][1]
-        return sum(VALUE.get(v, 0.0) for v in votes) / len(votes)
-
-    return children, b, sorted(range(len(children)), key=score, reverse=True)[:b]
+    return children, rng.randint(1, len(children) + 1)
 
 
 def _kept_indices(children: list, kept, case: str, hint: str) -> list:
@@ -125,8 +128,8 @@ def beam_search(llm, puzzle, keep, k: int = 6, b: int = 3, depth: int = 3, votes
         if not children:
             break
         kept = call(keep, [(step, list(labels)) for step, labels in children], b,
-                    case=f"the live search of {' '.join(map(str, puzzle))}, level {level}", hint=BEAM_CASES[0][4])
-        indices = _kept_indices(children, kept, f"the live search, level {level}", BEAM_CASES[0][4])
+                    case=f"the live search of {' '.join(map(str, puzzle))}, level {level}", hint=BEAM_CASES[0][3])
+        indices = _kept_indices(children, kept, f"the live search, level {level}", BEAM_CASES[0][3])
         beam = [nodes[i] for i in indices]
         levels.append([children[i][0] for i in indices])
     for numbers, steps in beam:
@@ -137,15 +140,16 @@ def beam_search(llm, puzzle, keep, k: int = 6, b: int = 3, depth: int = 3, votes
 
 
 @exercise("07.beam", "build", "Keep the b best",
-          "Write `my_beam(children, b)`: the b children with the highest mean vote, best first, ties in proposal order.")
+          "Write `my_beam(children, b)`: the b children with the highest mean vote, best first, ties in proposal order.", objects=False)
 def _beam(keep):
     if not callable(keep):
         raise Fail("your answer", "a function my_beam(children, b) -> list", repr(keep), "define it with def.")
     drawn = [(*unseen_children(), "children drawn for this check", H_UNSEEN) for _ in range(6)]
-    for children, b, expected, what, hint in BEAM_CASES + drawn:
+    for children, b, what, hint in BEAM_CASES + drawn:
         case = f"{what}: b={b}, children {children}"
         kept = call(keep, [(step, list(votes)) for step, votes in children], b, case=case, hint=hint)
         got = _kept_indices(children, kept, case, hint)
+        expected = beam_truth(children, b)
         if len(got) > b:
             raise Fail(case, f"at most b={b} children", f"{len(got)} children",
                        "keep at most b: the beam's width is the fuse on what every later level costs (section 3).")
@@ -157,7 +161,7 @@ def _beam(keep):
     if answer != package.answer or len(llm.calls) != len(package.calls):
         raise Fail("the live search of 4 4 7 7 (k=6, b=3, votes=1)",
                    f"{package.answer} in {len(package.calls)} calls, as TreeOfThoughts",
-                   f"{answer} in {len(llm.calls)} calls", BEAM_CASES[0][4])
+                   f"{answer} in {len(llm.calls)} calls", BEAM_CASES[0][3])
     return (f"With your beam, the search of 4 4 7 7 kept {levels[0]} at level 1 and found {answer} in "
             f"{len(llm.calls)} calls (ledger), exactly what TreeOfThoughts does. The beam is the whole difference "
             "between a search and a walk: everything it drops is never looked at again.")
@@ -166,24 +170,24 @@ def _beam(keep):
 # --- 07.verify: never accept an unverified answer ----------------------------------------------------
 
 EXACT = "compute exactly with fractions.Fraction: 8 / (3 - 8/3) misses 24 by a hair in floating point (section 1)."
-VERIFY_CASES = [  # (expression, puzzle, accept?; what the case is; the hint)
-    ("8 / (3 - 8 / 3)", [3, 3, 8, 8], True, "a solution through a fraction", EXACT),
-    ("(1 + 2 + 3) * 4", [1, 2, 3, 4], True, "a plain solution",
+VERIFY_CASES = [  # (expression, puzzle; what the case is; the hint): agentkit.game24.verify decides, after yours
+    ("8 / (3 - 8 / 3)", [3, 3, 8, 8], "a solution through a fraction", EXACT),
+    ("(1 + 2 + 3) * 4", [1, 2, 3, 4], "a plain solution",
      "accept an expression of the puzzle's numbers, each once, with + - * / and parentheses, that makes 24."),
-    ("4 * 6", [1, 1, 4, 6], False, "24, without all the numbers",
+    ("4 * 6", [1, 1, 4, 6], "24, without all the numbers",
      "every number of the puzzle must be used, each exactly once (section 1)."),
-    ("3 * 8 * (3 / 3)", [3, 3, 8, 8], False, "a 3 used three times and an 8 once",
+    ("3 * 8 * (3 / 3)", [3, 3, 8, 8], "a 3 used three times and an 8 once",
      "compare the numbers as a multiset (sorted lists), not as a set: 3 3 8 8 is not 3 3 3 8 (section 1)."),
-    ("abs(-4) * (1 + 2 + 3)", [1, 2, 3, 4], False, "a function call and a minus sign",
+    ("abs(-4) * (1 + 2 + 3)", [1, 2, 3, 4], "a function call and a minus sign",
      "never run the text: read its syntax tree (ast.parse) and accept only whole numbers joined by + - * / "
      "(section 1)."),
-    ("4 ** 2 + 8 * 1", [1, 2, 4, 8], False, "a power",
+    ("4 ** 2 + 8 * 1", [1, 2, 4, 8], "a power",
      "only + - * / and parentheses: ** is not a Game of 24 move (section 1)."),
-    ("(1 + 2) / (4 - 4)", [1, 2, 4, 4], False, "a division by zero",
+    ("(1 + 2) / (4 - 4)", [1, 2, 4, 4], "a division by zero",
      "a verifier never raises: a division by zero is a wrong answer, not a crash (section 1)."),
-    ("6 * 4 +", [1, 1, 4, 6], False, "a reply that is not an expression",
+    ("6 * 4 +", [1, 1, 4, 6], "a reply that is not an expression",
      "a verifier never raises: text that does not parse is a wrong answer (section 1)."),
-    ("(1 + 1) * (1 + 1)", [1, 1, 1, 1], False, "the right numbers, the wrong value",
+    ("(1 + 1) * (1 + 1)", [1, 1, 1, 1], "the right numbers, the wrong value",
      "the value must be exactly 24 (section 1)."),
 ]
 
@@ -200,7 +204,7 @@ def unseen_expressions(count: int = 6) -> list:
     rng = cases()
     puzzles = load_puzzles()
     drawn = []
-    for number in range(count):
+    for number in rng.sample(range(count), count):  # which of them slip: in an order drawn too
         puzzle = rng.choice(puzzles)
         expression, numbers = puzzle["solution"], list(puzzle["numbers"])
         if number % 2:
@@ -241,27 +245,29 @@ def _wishful_step(prompt: str) -> str:  # section 3's wishful proposer: every st
 
 
 @exercise("07.verify", "build", "A verifier that accepts only 24",
-          "Write `my_verify(expression, numbers)`: True only for the puzzle's numbers, each once, + - * /, exactly 24.")
+          "Write `my_verify(expression, numbers)`: True only for the puzzle's numbers, each once, + - * /, exactly 24; "
+          "agentkit.game24.verify is refused.", forbid=("agentkit.game24:verify",), objects=False)
 def _verify(accept):
     if not callable(accept):
         raise Fail("your answer", "a function my_verify(expression, numbers) -> bool", repr(accept),
                    "define it with def.")
-    for expression, numbers, ok, what, hint in VERIFY_CASES:
+    for expression, numbers, what, hint in VERIFY_CASES:
         case = f"{what}: {expression!r} for {numbers}"
         said = _truth(call(accept, expression, list(numbers), case=case, hint=hint), case)
+        ok = verify(expression, numbers).ok
         if said is not ok:
             raise Fail(case, f"{ok} ({verify(expression, numbers).reason})", repr(said), hint)
     for expression, numbers in unseen_expressions():
         case = f"an expression drawn for this check: {expression!r} for {numbers}"
-        truth = verify(expression, numbers)
         said = _truth(call(accept, expression, list(numbers), case=case, hint=H_VERIFY_UNSEEN), case)
+        truth = verify(expression, numbers)
         if said is not truth.ok:
             raise Fail(case, f"{truth.ok} ({truth.reason})", repr(said), H_VERIFY_UNSEEN)
     found, accepted = claimed_answers(), 0
     for expression, puzzle, says_24 in found:
-        truth = verify(expression, puzzle)
         case = f"a search's kept answer {expression!r} for {puzzle}" + (" (the model said 24)" if says_24 else "")
         said = _truth(call(accept, expression, list(puzzle), case=case, hint=EXACT), case)
+        truth = verify(expression, puzzle)
         if said is not truth.ok:
             raise Fail(case, f"{truth.ok} ({truth.reason})", repr(said),
                        "the model's '(left: ...)' is not evidence: recompute from the puzzle's numbers.")
@@ -296,7 +302,7 @@ def _path(result) -> list:
 
 
 @exercise("07.prune", "break", "A noisy judge prunes the solution",
-          "Set `judge` to {\"noise\": ..., \"b\": ..., \"votes\": ...}: 4 4 7 7 solved with noise 0, lost with yours.")
+          "Set `judge` to {\"noise\": ..., \"b\": ..., \"votes\": ...}: 4 4 7 7 solved with noise 0, lost with yours.", objects=False)
 def _prune(judge):
     if not isinstance(judge, dict):
         raise Fail("your answer", 'a dict {"noise": ..., "b": ..., "votes": ...}', type(judge).__name__,

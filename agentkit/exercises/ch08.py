@@ -11,7 +11,7 @@ from ..runtime_suites import (
 )
 import re
 
-from . import Fail, call, cases, exercise, question, shown
+from . import Fail, call, cases, exercise, question, reference, shown
 from .predictions import Prediction, prediction
 
 # --- 08.predict: what the runtime costs, from the ledgers --------------------------------------
@@ -66,24 +66,24 @@ H_WINDOW = "look back only `window` inputs: earlier[-window:]. Further back, a r
 H_SET = "compare word SETS: a word written three times is still one word (section 2: a set, so order and count vanish)."
 H_EMPTY = "with no earlier input there is nothing to repeat: return False."
 
-REPEAT_CASES = [  # (new input, earlier inputs of the same tool, threshold, window, repeat?, what, hint)
-    ("rainfall at Lakeford in 2006?", ["Lakeford rainfall 2006"], 0.7, 3, True,
+REPEAT_CASES = [  # (new input, earlier inputs, threshold, window, what, hint): repeat_truth decides, after yours
+    ("rainfall at Lakeford in 2006?", ["Lakeford rainfall 2006"], 0.7, 3,
      "the same search in another word order, with stopwords and a question mark", H_NORMALISE),
-    ("LAKEFORD'S RAINFALL, 2006", ["Lakeford rainfall 2006"], 0.7, 3, True,
+    ("LAKEFORD'S RAINFALL, 2006", ["Lakeford rainfall 2006"], 0.7, 3,
      "the same search in capitals, with a possessive 's and a comma", H_NORMALISE),
-    ("Lakeford rainfall 2006", [], 0.7, 3, False, "the first input of the run", H_EMPTY),
-    ("Lakeford rainfall 2019", ["Lakeford rainfall 2018"], 0.7, 3, False, "the next year of a comparison", H_THRESHOLD),
-    ("Lakeford rainfall 2019", ["Lakeford rainfall 2018"], 0.5, 3, True,
+    ("Lakeford rainfall 2006", [], 0.7, 3, "the first input of the run", H_EMPTY),
+    ("Lakeford rainfall 2019", ["Lakeford rainfall 2018"], 0.7, 3, "the next year of a comparison", H_THRESHOLD),
+    ("Lakeford rainfall 2019", ["Lakeford rainfall 2018"], 0.5, 3,
      "the same pair with threshold 0.5 (their overlap is exactly 0.50)", H_AT),
-    ("Lakeford rainfall", ["Lakeford rainfall 2006 annual station report"], 0.7, 3, False,
+    ("Lakeford rainfall", ["Lakeford rainfall 2006 annual station report"], 0.7, 3,
      "a short query whose words are all inside a longer one (2 shared of 6)", H_UNION),
-    ("rain rain rain Lakeford", ["Lakeford rain"], 0.7, 3, True, "a word written three times", H_SET),
-    ("Lakeford rainfall 2017", ["Lakeford rainfall 2017", "Millbrook rainfall 2017"], 0.7, 3, True,
+    ("rain rain rain Lakeford", ["Lakeford rain"], 0.7, 3, "a word written three times", H_SET),
+    ("Lakeford rainfall 2017", ["Lakeford rainfall 2017", "Millbrook rainfall 2017"], 0.7, 3,
      "a stutter: the input two back", H_ANY),
     ("Lakeford rainfall 2006", ["Lakeford rainfall 2006", "Millbrook ferry", "Lakeford lighthouse", "Lakeford market"],
-     0.7, 3, False, "the same input four back, window 3", H_WINDOW),
+     0.7, 3, "the same input four back, window 3", H_WINDOW),
     ("Lakeford rainfall 2006", ["Lakeford rainfall 2006", "Millbrook ferry", "Lakeford lighthouse", "Lakeford market"],
-     0.7, 4, True, "the same input four back, window 4", H_WINDOW),
+     0.7, 4, "the same input four back, window 4", H_WINDOW),
 ]
 
 
@@ -95,6 +95,7 @@ H_REPEAT_UNSEEN = ("inputs drawn for this check: section 2's normalise (lower ca
                    "of the last `window` earlier inputs.")
 
 
+@reference
 def normalise(text: str) -> set:
     """Section 2's normalise: the check's reference."""
     words = re.findall(r"\w+", text.lower().replace("'s", ""))
@@ -103,6 +104,12 @@ def normalise(text: str) -> set:
 
 def _jaccard(a: set, b: set) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
+
+
+@reference
+def repeat_truth(text: str, earlier: list, threshold: float, window: int) -> bool:
+    """Jaccard of section 2's word sets >= threshold with one of the last `window` earlier inputs."""
+    return any(_jaccard(normalise(text), normalise(e)) >= threshold for e in (earlier[-window:] if window else []))
 
 
 def _written(rng, words: list) -> str:
@@ -118,8 +125,8 @@ def _written(rng, words: list) -> str:
 
 
 def unseen_repeats(count: int = 6) -> list:
-    """(text, earlier, threshold, window, repeat?) drawn for this check, repeats and non-repeats in turn; in some
-    the threshold is exactly the overlap with one earlier input, the boundary the rule includes."""
+    """(text, earlier, threshold, window, what, hint) drawn for this check, half of them repeats, in an order drawn
+    too; in some the threshold is exactly the overlap with one earlier input, the boundary the rule includes."""
     rng, drawn = cases(), []
     while len(drawn) < count:
         earlier = [_written(rng, rng.sample(CONTENT, rng.randint(2, 5))) for _ in range(rng.randint(0, 5))]
@@ -134,8 +141,9 @@ def unseen_repeats(count: int = 6) -> list:
         threshold = (rng.choice([o for o in overlaps if o > 0]) if any(overlaps) and rng.random() < 0.4
                      else rng.choice([0.5, 0.6, 0.7, 0.8]))
         repeat = any(o >= threshold for o in overlaps)
-        if repeat == (len(drawn) % 2 == 0):  # repeats and non-repeats in turn: no single answer passes them all
-            drawn.append((text, earlier, threshold, window, repeat, "inputs drawn for this check", H_REPEAT_UNSEEN))
+        if repeat == (len(drawn) % 2 == 0):  # as many repeats as not: no single answer passes them all
+            drawn.append((text, earlier, threshold, window, "inputs drawn for this check", H_REPEAT_UNSEEN))
+    rng.shuffle(drawn)
     return drawn
 
 
@@ -161,13 +169,15 @@ def guard_with(is_repeat, threshold: float = 0.7, window: int = 3):
 
 @exercise("08.repeat", "build", "A Jaccard repeat check",
           "Write `is_repeat(text, earlier, threshold, window)`: True when text's word set has a Jaccard similarity "
-          ">= threshold with one of the last `window` earlier inputs.")
+          ">= threshold with one of the last `window` earlier inputs; agentkit.runtime's words and jaccard are "
+          "refused.", forbid=("agentkit.runtime:jaccard", "agentkit.runtime:words"), objects=False)
 def _repeat(is_repeat):
     if not callable(is_repeat):
         raise Fail("your answer", "a function is_repeat(text, earlier, threshold, window) -> bool", repr(is_repeat),
                    "define it with def.")
-    for text, earlier, threshold, window, repeat, what, hint in REPEAT_CASES + unseen_repeats():
+    for text, earlier, threshold, window, what, hint in REPEAT_CASES + unseen_repeats():
         said = call(is_repeat, text, list(earlier), threshold, window, case=what, hint=hint)
+        repeat = repeat_truth(text, earlier, threshold, window)
         if said is None:
             raise Fail(f"{what}: is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})", f"{repeat}",
                        "None", "your function returned nothing: did it forget `return`?")
@@ -215,24 +225,24 @@ H_TOPIC = ("the topic grows with the run: a result that shares words with an ear
 H_ERROR_PREFIX = ("an error is a result that STARTS with 'error:'; a useful page may mention the word error, or the "
                   "word no, somewhere in a sentence.")
 
-USELESS_CASES = [  # (result, question, earlier useful results, useless?, what, hint)
-    ("error: the search service for Lakeford is down (HTTP 503)", QUESTION_2012, [], True,
+USELESS_CASES = [  # (result, question, earlier useful results, what, hint): useless_truth decides, after yours
+    ("error: the search service for Lakeford is down (HTTP 503)", QUESTION_2012, [],
      "a tool error that names the town", H_ERROR),
-    ("No results for 'Lakeford rainfall 2012'.", QUESTION_2012, [], True, "a search that found nothing", H_NO_RESULT),
-    ("", QUESTION_2012, [], True, "an empty result", H_EMPTY),
-    ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [], False, "the figure asked for",
+    ("No results for 'Lakeford rainfall 2012'.", QUESTION_2012, [], "a search that found nothing", H_NO_RESULT),
+    ("", QUESTION_2012, [], "an empty result", H_EMPTY),
+    ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [], "the figure asked for",
      H_USEFUL),
-    ("The ferry sails every hour in summer.", QUESTION_2012, [], True, "a page about something else", H_OFF_TOPIC),
+    ("The ferry sails every hour in summer.", QUESTION_2012, [], "a page about something else", H_OFF_TOPIC),
     ("1507", "What was the total rainfall at Lakeford in 2001 and 2002 together?",
      ["In 2001, the Lakeford station recorded 727 mm of rain.",
       "In 2002, the Lakeford station recorded 780 mm of rain."],
-     False, "a calculator's answer", H_NUMBER),
-    ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [REPORT_2012], True,
+     "a calculator's answer", H_NUMBER),
+    ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [REPORT_2012],
      "the figure again, already in an earlier report", H_NOTHING_NEW),
     ("Hill readings are published every month by Northvale Weather.", QUESTION_2012,
-     ["The Lakeford station moved to Northvale hill in 2010."], False,
+     ["The Lakeford station moved to Northvale hill in 2010."],
      "a page that shares words with an earlier result only", H_TOPIC),
-    ("The station's error log for 2012 shows no gaps at Lakeford.", QUESTION_2012, [], False,
+    ("The station's error log for 2012 shows no gaps at Lakeford.", QUESTION_2012, [],
      "a useful page that mentions an error", H_ERROR_PREFIX),
 ]
 
@@ -244,24 +254,50 @@ TOWNS = ("Lakeford", "Millbrook", "Northvale")
 OFF_TOPIC = ("ferry", "sails", "hourly", "bakery", "opens", "noon", "museum", "closed", "Mondays", "tickets")
 
 
+_NO_RESULT = re.compile(r"(no results?|no information|nothing found|not found)\b", re.IGNORECASE)
+
+
+@reference
+def useless_truth(result: str, question: str, earlier: list) -> bool:
+    """Section 1's table: an error, an empty or no-result line, an off-topic page (a bare number never is), or
+    nothing new, in content words (section 2's normalise)."""
+    text = result.strip()
+    if text.lower().startswith("error:"):
+        return True
+    mine = normalise(text)
+    if not mine or _NO_RESULT.match(text):
+        return True
+    seen = normalise(question).union(*(normalise(e) for e in earlier))
+    if not re.fullmatch(r"[\d.,]+", text) and not mine & seen:
+        return True
+    return mine <= seen
+
+
 def unseen_result(kind: str) -> tuple:
-    """(result, question, earlier, useless?) drawn for this check, one of section 1's kinds, built so that the
-    answer does not depend on which stopword list is used."""
+    """(result, question, earlier) drawn for this check, one of section 1's kinds, built so that the answer does
+    not depend on which stopword list is used."""
     rng = cases()
     town, year = rng.choice(TOWNS), rng.randint(1990, 2023)
     question = f"How much rain fell at {town} in {year}?"
     figure, before = rng.sample(range(500, 1500), 2)
     earlier = [f"The {town} station recorded {before} mm of rain in {year - 1}."] if rng.random() < 0.5 else []
-    result, useless = {
-        "error": (f"error: the search service for {town} is down (HTTP {rng.choice([500, 502, 503])})", True),
-        "none": (f"No results for '{town} rainfall {year}'.", True),
-        "empty": (rng.choice(["", "   "]), True),
-        "useful": (f"In {year}, the {town} station recorded {figure} mm of rain.", False),
-        "off": (" ".join(rng.sample(OFF_TOPIC, 4)).capitalize() + ".", True),
-        "number": (str(figure), False),
-        "old": (earlier[0] if earlier else f"Rain fell at {town} in {year}.", True),
+    result = {
+        "error": f"error: the search service for {town} is down (HTTP {rng.choice([500, 502, 503])})",
+        "none": f"No results for '{town} rainfall {year}'.",
+        "empty": rng.choice(["", "   "]),
+        "useful": f"In {year}, the {town} station recorded {figure} mm of rain.",
+        "off": " ".join(rng.sample(OFF_TOPIC, 4)).capitalize() + ".",
+        "number": str(figure),
+        "old": earlier[0] if earlier else f"Rain fell at {town} in {year}.",
     }[kind]
-    return result, question, earlier, useless
+    return result, question, earlier
+
+
+def unseen_results() -> list:
+    """(result, question, earlier, what, hint) drawn for this check: one of each kind, two useful, in an order drawn."""
+    kinds = ["error", "none", "empty", "useful", "off", "number", "old", "useful"]
+    cases().shuffle(kinds)
+    return [(*unseen_result(kind), "a result drawn for this check", H_USELESS_UNSEEN) for kind in kinds]
 
 
 def useless_guard(is_useless, question: str):
@@ -286,17 +322,18 @@ def useless_guard(is_useless, question: str):
 
 @exercise("08.useless", "build", "A useless-result detector",
           "Write `is_useless(result, question, earlier)`: True for an error, an empty or no-result line, an off-topic "
-          "page, or nothing new.")
+          "page, or nothing new; agentkit.runtime's useless_reason, words and jaccard are refused.",
+          forbid=("agentkit.runtime:useless_reason", "agentkit.runtime:words", "agentkit.runtime:jaccard"),
+          objects=False)
 def _useless(is_useless):
     if not callable(is_useless):
         raise Fail("your answer", "a function is_useless(result, question, earlier) -> bool", repr(is_useless),
                    "define it with def.")
-    kinds = ["error", "none", "empty", "useful", "off", "number", "old", "useful"]
-    cases().shuffle(kinds)
-    drawn = [(*unseen_result(kind), "a result drawn for this check", H_USELESS_UNSEEN) for kind in kinds]
-    for result, question_text, earlier, useless, what, hint in USELESS_CASES + drawn:
+    drawn = unseen_results()
+    for result, question_text, earlier, what, hint in USELESS_CASES + drawn:
         shown_case = f"is_useless({result!r}, {question_text!r}, earlier={earlier})"
         said = call(is_useless, result, question_text, list(earlier), case=f"{what}: {shown_case}", hint=hint)
+        useless = useless_truth(result, question_text, earlier)
         if said is None:
             raise Fail(f"{what}: {shown_case}", f"{useless}", "None",
                        "your function returned nothing: did it forget `return`?")
@@ -336,9 +373,14 @@ def printed(runtime: Runtime) -> bool:
     return changed <= {"jaccard", "second_signal"} and runtime.jaccard in PRINTED_THRESHOLDS
 
 
+def table_counterpart(runtime: Runtime) -> Runtime:
+    """The setting of section 5b's kind next to `runtime`: its threshold and design, every other knob at its default."""
+    return Runtime(jaccard=runtime.jaccard, second_signal=runtime.second_signal)
+
+
 @exercise("08.break", "break", "A tuned guard that kills unseen work",
           "Set `runtime` to a Runtime(...), not one section 5b prints, that kills no task of the tuning suite "
-          "and at least one task of the held-out suite.")
+          "and a task of the held-out suite that its threshold and design alone (section 5b's row) do not kill.", objects=False)
 def _break(runtime):
     if not isinstance(runtime, Runtime):
         raise Fail("your answer", "a Runtime(...)", type(runtime).__name__,
@@ -361,13 +403,22 @@ def _break(runtime):
                    "right, and section 5b's table already shows it: what that threshold and design kill on both "
                    "suites is printed there. Find a setting of your own, one that changes a knob the table does "
                    "not vary.")
+    table = table_counterpart(runtime)
+    theirs = {run.task.id for run in run_suite(load_suite("heldout"), table) if run.killed}
+    killed = [run for run in killed if run.task.id not in theirs]
+    if not killed:
+        raise Fail("your setting against its row of section 5b's table", f"a held-out kill that {table} does not make",
+                   f"the same kills as {table}: {sorted(theirs)}",
+                   "those kills come from the threshold and the design, which section 5b's table already shows "
+                   "(the default itself kills a held-out task). Tune another knob, one the table does not vary, so "
+                   "that it is what kills unseen work.")
     first = killed[0]
     steps = "; ".join(f"{n}. {s.action}[{s.argument}]" for n, s in enumerate(first.agent.trace, 1))
     ladder = ", ".join(f"step {n.step} {n.kind} ({n.instability})" for n in first.interventions)
     review = runtime_early_stop_review([first])[0]
     alone = run_task(first.task)
-    return (f"{runtime} kills no tuning task, and {len(killed)} of {len(heldout)} held-out tasks: "
-            f"{[run.task.id for run in killed]}. In the ledger of {first.task.id!r}: {steps}; the runtime said "
+    return (f"{runtime} kills no tuning task, and {len(killed)} of {len(heldout)} held-out tasks that {table} "
+            f"spares: {[run.task.id for run in killed]}. In the ledger of {first.task.id!r}: {steps}; the runtime said "
             f"{ladder}, then {first.calls} LLM calls in all. Two more steps would have solved it: "
             f"{review.solved_with_two_more_steps}; without a runtime it finishes, "
             f"right: {alone.stop_reason == 'finished' and first.task.check(alone.answer)}. "

@@ -13,7 +13,7 @@ from ..scripted import ScriptedLLM
 from ..scripts import course_script
 from ..tasks import load_tasks
 from ..tools import default_executor
-from . import Fail, call, cases, exercise, question
+from . import Fail, call, cases, exercise, question, reference, words
 from .predictions import Prediction, prediction
 
 # --- 09.predict: what four paradigms cost on one task, from the ledgers ----------------------
@@ -72,20 +72,41 @@ H_E10 = ("compare whole variable names: #E10 is not #E1. A substring test (or st
          "such as #E(\\d+) reads the whole number.")
 H_NAME = "say which variable is at fault, so the planner (or you) can fix the plan: put it in the message."
 
-PLANS = [  # (plan text, the variable at fault or None for a valid plan, what, hint)
+PLANS = [  # (plan text, what, hint): plan_fault decides, after your answer
     ("Plan: add the two numbers.\n#E1 = Calculate[12 + 30]\nPlan: square the sum.\n#E2 = Calculate[#E1 ** 2]",
-     None, "a valid plan: #E2 uses #E1", H_VALID),
-    ("#E1 = Search[Ada Lovelace]\n#E2 = Search[Charles Babbage]\n#E3 = Calculate[1815 - 1791]", None,
+     "a valid plan: #E2 uses #E1", H_VALID),
+    ("#E1 = Search[Ada Lovelace]\n#E2 = Search[Charles Babbage]\n#E3 = Calculate[1815 - 1791]",
      "a valid plan with no references", H_VALID),
-    ("Plan: the year, which becomes #E2 below.\n#E1 = Search[Grace Hopper]\n#E2 = Calculate[2024 - 1906]", None,
+    ("Plan: the year, which becomes #E2 below.\n#E1 = Search[Grace Hopper]\n#E2 = Calculate[2024 - 1906]",
      "a valid plan whose Plan line mentions #E2 before it is defined", H_PLAN_LINE),
-    ("#E1 = Calculate[#E2 * 2]\n#E2 = Calculate[3 + 4]", "#E2", "a forward reference", H_FORWARD),
-    ("#E1 = Search[Alan Turing]\n#E2 = Search[#E3]", "#E3", "a reference to evidence no line defines", H_FORWARD),
-    ("#E1 = Search[#E1]", "#E1", "a line that uses its own result", H_SELF),
-    ("#E1 = Search[Ada Lovelace]\n#E1 = Search[Alan Turing]", "#E1", "a variable defined twice", H_TWICE),
-    ("I would search for Ada Lovelace first, then compute.", "", "a reply with no evidence line", H_EMPTY),
-    ("#E1 = Search[Grace Hopper]\n#E2 = Calculate[#E10 + 1]", "#E10", "#E10 where only #E1 exists", H_E10),
+    ("#E1 = Calculate[#E2 * 2]\n#E2 = Calculate[3 + 4]", "a forward reference", H_FORWARD),
+    ("#E1 = Search[Alan Turing]\n#E2 = Search[#E3]", "a reference to evidence no line defines", H_FORWARD),
+    ("#E1 = Search[#E1]", "a line that uses its own result", H_SELF),
+    ("#E1 = Search[Ada Lovelace]\n#E1 = Search[Alan Turing]", "a variable defined twice", H_TWICE),
+    ("I would search for Ada Lovelace first, then compute.", "a reply with no evidence line", H_EMPTY),
+    ("#E1 = Search[Grace Hopper]\n#E2 = Calculate[#E10 + 1]", "#E10 where only #E1 exists", H_E10),
 ]
+
+
+_EVIDENCE = re.compile(r"#E(\d+)\s*=\s*\w+\s*\[(.*)\]")
+
+
+@reference
+def plan_fault(text: str):
+    """None for a plan that can run; the #E variable at fault; "" when the reply holds no evidence line."""
+    defined = []
+    for line in text.splitlines():
+        match = _EVIDENCE.search(line)
+        if match is None:
+            continue
+        variable, tool_input = f"#E{match.group(1)}", match.group(2)
+        if variable in defined:
+            return variable
+        for number in re.findall(r"#E(\d+)", tool_input):
+            if f"#E{number}" not in defined:
+                return f"#E{number}"
+        defined.append(variable)
+    return None if defined else ""
 
 
 H_UNSEEN = ("a plan drawn for this check: read each evidence line (#Ek = Tool[input]) in order; every #E reference "
@@ -93,9 +114,9 @@ H_UNSEEN = ("a plan drawn for this check: read each evidence line (#Ek = Tool[in
             "defined twice; the message names the variable at fault.")
 
 
-def unseen_plan() -> tuple:
-    """(plan text, the variable at fault or None) drawn for this check: up to 10 lines, references up to #E19,
-    with Plan: notes that mention any variable, and at most one fault, built in."""
+def unseen_plan() -> str:
+    """A plan drawn for this check: up to 10 lines, references up to #E19, with Plan: notes that mention any
+    variable, and at most one fault."""
     rng = cases()
     count = rng.randint(2, 10)  # parse_rewoo_plan refuses more than 10 steps: not this exercise's rule
     fault_kind = rng.choice([None, None, "forward", "missing", "self", "twice"])
@@ -123,18 +144,20 @@ def unseen_plan() -> tuple:
                      f"{' ' + ' '.join(refs) if refs and tool != 'Calculate' else ''}]".replace("[ ", "["))
         if variable != f"#E{k}":
             break  # a variable defined twice ends the plan: what follows would be ambiguous anyway
-    return "\n".join(lines), fault
+    return "\n".join(lines)
 
 
 @exercise("09.plan", "build", "A ReWOO plan validator",
-          "Write `check_plan(text)`: None for a plan that can run, else a message naming the #E variable at fault.")
+          "Write `check_plan(text)`: None for a plan that can run, else a message naming the #E variable at fault; "
+          "agentkit.rewoo.parse_rewoo_plan is refused.", forbid=("agentkit.rewoo:parse_rewoo_plan",), objects=False)
 def _validate(check_plan):
     if not callable(check_plan):
         raise Fail("your answer", "a function check_plan(text) -> None or a message", repr(check_plan),
                    "define it with def.")
-    drawn = [(*unseen_plan(), "a plan drawn for this check", H_UNSEEN) for _ in range(8)]
-    for text, fault, what, hint in PLANS + drawn:
+    drawn = [(unseen_plan(), "a plan drawn for this check", H_UNSEEN) for _ in range(8)]
+    for text, what, hint in PLANS + drawn:
         said = call(check_plan, text, case=what, hint=hint)
+        fault = plan_fault(text)
         shown = text.replace("\n", " | ")
         if fault is None and said is not None:
             raise Fail(f"{what}: {shown}", "None (the plan can run)", repr(said), hint)
@@ -155,8 +178,8 @@ def _validate(check_plan):
         if said is not None:
             raise Fail(f"the stand-in's plan for {t.id!r}: {plan!r}", "None (parse_rewoo_plan accepts it)",
                        repr(said), H_VALID)
-    return (f"Your validator agrees with agentkit.rewoo.parse_rewoo_plan on {len(PLANS) + len(drawn)} plans you had "
-            "not seen and "
+    return (f"Your validator agrees with agentkit.rewoo.parse_rewoo_plan on all {len(PLANS) + len(drawn)} plans "
+            f"({len(PLANS)} of set shapes, {len(drawn)} drawn for this check) and "
             f"lets the stand-in's own plans for {len(tasks)} tasks run ({len(planner.calls)} planner calls in its "
             "ledger). A refused plan costs its one planner call and no tool call: the check runs before any tool.")
 
@@ -177,6 +200,55 @@ def _evidence(plan: str) -> list:
             re.findall(r"#E(\d+)\s*=\s*(\w+)\s*\[(.*)\]", plan)]
 
 
+def _steps(plan: str) -> list:
+    """What a plan does, whatever its notes, names and order: each evidence line as ("search", its words) or
+    ("calculate", the steps it refers to, its operators, its numbers)."""
+    lines = re.findall(r"#E(\d+)\s*=\s*(\w+)\s*\[(.*)\]", plan)
+    position = {number: index for index, (number, _, _) in enumerate(lines)}
+    steps = []
+    for number, tool, text in lines:
+        rest = re.sub(r"#E\d+", " ", text)
+        if tool.lower() == "search":
+            steps.append(("search", frozenset(words(rest))))
+        else:
+            refs = tuple(sorted({position.get(n, -1) for n in re.findall(r"#E(\d+)", text)}))
+            steps.append(("calculate", refs, frozenset(re.findall(r"[-+*/]", rest)), frozenset(re.findall(r"\d+", rest))))
+    return steps
+
+
+def _similar(a: frozenset, b: frozenset) -> bool:
+    """The same look-up, worded a little otherwise: half of all the words shared."""
+    return len(a & b) >= max(1, len(a | b) / 2)
+
+
+def _same(mine: list, i: int, theirs: list, j: int) -> bool:
+    a, b = mine[i], theirs[j]
+    if a[0] != b[0]:
+        return False
+    if a[0] == "search":
+        return _similar(a[1], b[1])
+    if a[2:] != b[2:] or len(a[1]) != len(b[1]):
+        return False  # other operators, numbers, or number of results used
+    return all(any(k >= 0 and _same(mine, k, theirs, m) for k in a[1]) for m in b[1])
+
+
+def copied_plan(plan: str):
+    """The printed plan that `plan` copies (its steps are all among this plan's, renamed, reordered, with operands
+    swapped or a search worded a little otherwise), or None."""
+    mine = _steps(plan)
+    for printed in PRINTED_PLANS:
+        theirs = _steps(printed)
+        free = list(range(len(mine)))
+        for j in range(len(theirs)):
+            match = next((i for i in free if _same(mine, i, theirs, j)), None)
+            if match is None:
+                break
+            free.remove(match)
+        else:
+            return printed
+    return None
+
+
 def planner_says(plan: str) -> ScriptedLLM:
     """The course stand-in, except that its ReWOO planner writes `plan`."""
     llm = ScriptedLLM(course_script())
@@ -186,7 +258,7 @@ def planner_says(plan: str) -> ScriptedLLM:
 
 @exercise("09.break", "break", "A blind plan",
           "Set `plan` to a ReWOO plan for 'woz-torvalds', not the one sections 2 and 7 print, that the validator "
-          "accepts and whose run gets it wrong, because a step needs a piece of an earlier result.")
+          "accepts and whose run gets it wrong, because a step needs a piece of an earlier result.", objects=False)
 def _break(plan):
     if not isinstance(plan, str):
         raise Fail("your answer", "a str: the planner's reply", type(plan).__name__, "write the plan as a string.")
@@ -196,10 +268,11 @@ def _break(plan):
         raise Fail("parse_rewoo_plan(plan)", "a valid plan", f"PlanError: {error}",
                    "a blind plan is a VALID plan: every reference points to an earlier line, and the validator has "
                    "nothing to refuse (section 2, 'Planning blind').") from None
-    if _evidence(plan) in [_evidence(p) for p in PRINTED_PLANS]:
-        raise Fail("your plan", "a blind plan of your own", plan.replace("\n", " | ")[:200],
-                   "sections 2 and 7 print that very plan and its run already: write another one that goes wrong "
-                   "for the same reason.")
+    if copied_plan(plan):
+        raise Fail("your plan", "a blind plan of your own", f"{plan.replace(chr(10), ' | ')[:200]}: the steps of the "
+                   f"plan sections 2 and 7 print ({copied_plan(plan).replace(chr(10), ' | ')}), renamed, reordered or "
+                   "reworded", "sections 2 and 7 print that plan and its run already: write another one that goes "
+                   "wrong for the same reason, with a step of your own that needs a piece of an earlier result.")
     the_task = task(BLIND_TASK)
     needed = [step[len("Search["):-1] for step in the_task.key_path if step.startswith("Search[")]
     searched = " ".join(text for tool, text in _evidence(plan) if tool.lower() == "search").casefold()
@@ -254,7 +327,7 @@ def corrupted(llms: list) -> int:
 
 @exercise("09.noise", "break", "Errors that flip the ranking",
           "Set `rate` to an error rate per reply, not one of section 5's sweep, at which Plan-and-Execute, perfect "
-          "at rate 0, scores below ReAct on the task set (seed 0).")
+          "at rate 0, scores below ReAct on the task set (seed 0).", objects=False)
 def _noise(rate):
     if isinstance(rate, bool) or not isinstance(rate, (int, float)):
         raise Fail("your answer", "a number: the error rate per reply", type(rate).__name__,

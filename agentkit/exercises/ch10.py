@@ -2,6 +2,8 @@
 fool a checker, two questions."""
 from __future__ import annotations
 
+import re
+
 from types import SimpleNamespace
 
 import numpy as np
@@ -13,7 +15,7 @@ from ..react import REACT_MARKER, ReActAgent
 from ..scripted import Rule, ScriptedLLM
 from ..tasks import load_tasks, numbers_in
 from ..tools import default_executor
-from . import Fail, call, cases, exercise, question
+from . import Fail, call, cases, exercise, question, reference
 from .predictions import Prediction, prediction
 
 
@@ -120,13 +122,15 @@ def diagnose(values, said, hint: str) -> str:
 
 
 @exercise("10.p95", "build", "The P95 of the steps",
-          "Write `p95(values)`: the 95th percentile of a list of numbers, as numpy.percentile(values, 95) computes it.")
+          "Write `p95(values)`: the 95th percentile of a list of numbers, as numpy.percentile(values, 95) computes it, "
+          "without numpy: numpy's percentile and quantile are refused.",
+          forbid=("numpy:percentile", "numpy:quantile", "numpy:nanpercentile", "numpy:nanquantile"), objects=False)
 def _p95(p95):
     if not callable(p95):
         raise Fail("your answer", "a function p95(values) -> float", repr(p95), "define it with def.")
     for values, hint in P95_CASES + unseen_lists():
-        truth = float(np.percentile(values, 95))
         said = call(p95, list(values), case=f"p95({values})", hint=hint)
+        truth = float(np.percentile(values, 95))
         if said is None:
             raise Fail(f"p95({values})", f"{truth:g}", "None",
                        "your function returned nothing: did it forget `return`?")
@@ -143,7 +147,7 @@ def _p95(p95):
         if abs(float(said) - report.summary.p95_steps) > 1e-9:
             raise Fail(f"the steps of {report.name} on the multi-hop tasks: {steps}",
                        f"{report.summary.p95_steps:g} (the harness's summary)", f"{said!r}", H_INTERPOLATE)
-    return (f"Your P95 agrees with numpy on {len(P95_CASES)} lists and with the harness on two real reports: "
+    return (f"Your P95 agrees with numpy on {len(P95_CASES)} lists and 4 drawn for this check, and with the harness on two real reports: "
             f"{before.summary.p95_steps:g} steps for ReAct, {after.summary.p95_steps:g} with two more steps, while "
             f"the means are {before.summary.mean_steps:.2f} and {after.summary.mean_steps:.2f}. The mean hides the "
             "long runs; the P95 is what a step budget must cover.")
@@ -161,20 +165,29 @@ def rows(*pairs) -> SimpleNamespace:
     return SimpleNamespace(runs=[SimpleNamespace(task_id=task_id, correct=correct) for task_id, correct in pairs])
 
 
-COMPARE_CASES = [  # (before, after, broken, fixed, what, hint)
-    (rows(("a", True), ("b", False)), rows(("a", False), ("b", True)), ["a"], ["b"],
-     "one task broken, one fixed, in the same order", H_DIRECTION),
-    (rows(("a", True), ("b", True), ("c", False)), rows(("a", True), ("b", True), ("c", False)), [], [],
-     "nothing flips", H_NEITHER),
-    (rows(("a", True), ("b", False), ("c", True)), rows(("c", True), ("b", False), ("a", False)), ["a"], [],
+COMPARE_CASES = [  # (before, after, what, hint): flips decides, after your answer
+    (rows(("a", True), ("b", False)), rows(("a", False), ("b", True)), "one task broken, one fixed, in the same order",
+     H_DIRECTION),
+    (rows(("a", True), ("b", True), ("c", False)), rows(("a", True), ("b", True), ("c", False)), "nothing flips",
+     H_NEITHER),
+    (rows(("a", True), ("b", False), ("c", True)), rows(("c", True), ("b", False), ("a", False)),
      "the same tasks, listed in another order", H_PAIR),
     (rows(("x", False), ("y", True), ("z", False), ("w", True)),
-     rows(("w", False), ("z", True), ("y", True), ("x", False)), ["w"], ["z"], "four tasks, the second report reversed", H_PAIR),
+     rows(("w", False), ("z", True), ("y", True), ("x", False)), "four tasks, the second report reversed", H_PAIR),
 ]
 
 
+@reference
+def flips(before: list, after: list) -> tuple:
+    """(broken task ids, fixed task ids), sorted, each task paired with itself by task_id."""
+    now = {run.task_id: run.correct for run in after}
+    broken = sorted(run.task_id for run in before if run.task_id in now and run.correct and not now[run.task_id])
+    fixed = sorted(run.task_id for run in before if run.task_id in now and now[run.task_id] and not run.correct)
+    return broken, fixed
+
+
 def unseen_reports() -> tuple:
-    """(before, after, broken, fixed) drawn for this check: 3 to 9 tasks, the second report in another order."""
+    """(before, after) drawn for this check: 3 to 9 tasks, the second report in another order."""
     rng = cases()
     ids = rng.sample(["hopper-born", "woz-jobs", "multiply", "founders-sum", "ada-age", "git-author", "x1", "y2",
                       "bridge-babbage", "pioneers-mean"], rng.randint(3, 9))
@@ -182,8 +195,7 @@ def unseen_reports() -> tuple:
     after = {i: rng.random() < 0.6 for i in ids}
     order = list(ids)
     rng.shuffle(order)
-    return (rows(*before.items()), rows(*((i, after[i]) for i in order)),
-            sorted(i for i in ids if before[i] and not after[i]), sorted(i for i in ids if after[i] and not before[i]))
+    return rows(*before.items()), rows(*((i, after[i]) for i in order))
 
 
 def _ids(value) -> list:
@@ -192,16 +204,18 @@ def _ids(value) -> list:
 
 @exercise("10.compare", "build", "Broken and fixed, task by task",
           "Write `compare_runs(before, after)`: (broken task ids, fixed task ids) between two reports' runs, "
-          "pairing each task with itself.")
+          "pairing each task with itself; agentkit.evaluate.compare is refused.",
+          forbid=("agentkit.evaluate:compare",), objects=False)
 def _compare(compare_runs):
     if not callable(compare_runs):
         raise Fail("your answer", "a function compare_runs(before, after) -> (broken, fixed)", repr(compare_runs),
                    "define it with def.")
     drawn = [(*unseen_reports(), "two reports drawn for this check", H_PAIR) for _ in range(3)]
-    for before, after, broken, fixed, what, hint in COMPARE_CASES + drawn:
+    for before, after, what, hint in COMPARE_CASES + drawn:
         shown = (f"before {[(r.task_id, r.correct) for r in before.runs]}, "
                  f"after {[(r.task_id, r.correct) for r in after.runs]}")
         said = call(compare_runs, before.runs, after.runs, case=f"{what}: {shown}", hint=hint)
+        broken, fixed = flips(before.runs, after.runs)
         if said is None:
             raise Fail(f"{what}: {shown}", f"broken {broken}, fixed {fixed}", "None",
                        "your function returned nothing: return a pair, (broken, fixed).")
@@ -217,9 +231,9 @@ def _compare(compare_runs):
     tasks = load_tasks()[::3]
     v1 = evaluate(make_v1, tasks, review=False, progress=False)
     v2 = evaluate(make_v2, tasks, review=False, progress=False)
-    truth = compare(v1, v2)
     said = call(compare_runs, v1.runs, v2.runs[::-1], case="version 1 against version 2, the second listed backwards",
                 hint=H_PAIR)
+    truth = compare(v1, v2)
     want = (_ids(r.task_id for _, r in truth.broken), _ids(r.task_id for _, r in truth.fixed))
     try:
         got = (_ids(said[0]), _ids(said[1]))
@@ -243,9 +257,30 @@ def answers_with(answer: str) -> ScriptedLLM:
     return ScriptedLLM([Rule(REACT_MARKER, f"Thought: I know this.\nAction: Finish[{answer}]", name="your answer")])
 
 
+YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+DENIAL = re.compile(r"\b(not|never|isn'?t|wasn'?t|nor|wrongly|incorrectly|falsely|mistakenly|rumou?red|myth)\b",
+                    re.IGNORECASE)
+CORRECTION = re.compile(r"\b(no(?=\W)|actually|wait|sorry|correction|i mean|rather|in fact|make that|instead|"
+                        r"correctly|really)\b", re.IGNORECASE)
+
+
+def claimed_year(answer: str):
+    """The year a person reads as the answer: the first one, unless a later one comes with a correction ("no,
+    wait", "actually", "I mean") and no denial ("not", "wrongly"). None when the answer names no year."""
+    years = list(YEAR.finditer(answer))
+    if not years:
+        return None
+    claim = years[0]
+    for before, year in zip(years, years[1:]):
+        between = answer[before.end():year.start()]
+        if CORRECTION.search(between) and not DENIAL.search(between):
+            claim = year
+    return claim.group()
+
+
 @exercise("10.break", "break", "Fool the numeric checker",
-          "Set `answer` to a reply to 'In what year was Grace Hopper born?' that claims a wrong year, yet the "
-          "numeric checker counts right.")
+          "Set `answer` to a reply to 'In what year was Grace Hopper born?' whose claim, as a person reads it, is a "
+          "wrong year, yet the numeric checker counts right.", objects=False)
 def _break(answer):
     if not isinstance(answer, str):
         raise Fail("your answer", "a str: the agent's final answer", type(answer).__name__,
@@ -256,10 +291,14 @@ def _break(answer):
         raise Fail(f"task {task.id!r} (gold {task.gold}, numeric checker)", "counted right by the checker",
                    f"{answer!r}: wrong", "the numeric checker reads only the LAST number of the answer, and a refusal "
                    "is never right (section 1): end with the gold, and do not say you cannot.")
-    if not numbers or float(numbers[0]) == float(task.gold):
-        raise Fail(f"task {task.id!r} (gold {task.gold})", "an answer whose first claim is a wrong year",
-                   f"{answer!r}", "that is simply the right answer. A person reads the year you give first as your "
-                   "answer: make that one wrong, and let the gold come later (say, in a correction you dismiss).")
+    claim = claimed_year(answer)
+    if claim is None or float(claim) == float(task.gold):
+        raise Fail(f"task {task.id!r} (gold {task.gold})", "an answer that claims a wrong year, as a person reads it",
+                   f"{answer!r}: a person reads {claim or 'no year'} as the answer",
+                   "that is simply the right answer (a year you correct to the gold with 'no, wait' or 'actually' is "
+                   "your final claim). A person reads the year you give first as your answer, unless you correct "
+                   "it: make your claim wrong, and let the gold come later in a role that is not the claim (a "
+                   "figure you dismiss, say).")
     report = evaluate(lambda extra_steps=0: ReActAgent(answers_with(answer), default_executor(), 5), [task],
                       review=False, progress=False)
     run = report.runs[0]
@@ -267,7 +306,8 @@ def _break(answer):
         raise Fail("the harness's run of an agent that finishes with your answer", "a row marked correct",
                    f"answer {run.answer!r}, correct {run.correct}",
                    "keep the answer on one line, without square brackets, so Finish[...] carries all of it.")
-    return (f"The harness counted {run.answer!r} right: success {report.summary.success_rate:.0%} on "
+    return (f"A person reads {claim} as the answer; the harness read the last number, {numbers[-1]}, and counted "
+            f"{run.answer!r} right: success {report.summary.success_rate:.0%} on "
             f"{task.id!r}, in {run.calls} LLM call. A checker a program can apply is a contract, not an "
             "understanding: read the answers, the right ones too, before believing a success rate.")
 

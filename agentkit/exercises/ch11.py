@@ -20,7 +20,7 @@ from ..scripts.native import call as stand_in_call
 from ..scripts.react import CHECKPOINT_QUESTION
 from ..text import json_lines
 from ..tools import default_executor
-from . import Fail, call, cases, exercise, question
+from . import Fail, call, cases, exercise, question, reference
 from .predictions import Prediction, prediction
 
 # --- 11.predict: what a bad call costs, from the ledgers --------------------------------------
@@ -90,21 +90,27 @@ H_EXTRA = ("additionalProperties: false means a field the schema lacks is an err
            "the schema lacks').")
 H_MESSAGE = "a bad call needs a message saying what is wrong: the loop feeds it back to the model."
 
-SCHEMA_CASES = [  # (tool name, arguments text, schemas, valid?, what, hint)
-    ("Search", '{"input": "Ada Lovelace"}', None, True, "a good Search", H_VALID),
-    ("Finish", '{"answer": "1815"}', None, True, "a good Finish", H_VALID),
-    ("Convert", '{"amount": "12 EUR"}', CONVERT, True, "a good call to a tool whose field is 'amount'", H_REQUIRED),
-    ("Browse", '{"input": "Ada Lovelace"}', None, False, "a tool the schemas do not have", H_UNKNOWN),
-    ("Calculate", "{'input': '2 + 2'}", None, False, "single quotes: not JSON", H_JSON),
-    ("Search", "", None, False, "empty arguments", H_JSON),
-    ("Search", '["Ada Lovelace"]', None, False, "a JSON list, not an object", H_OBJECT),
-    ("Finish", "null", None, False, "JSON null", H_OBJECT),
-    ("Search", '{"name": "Ada Lovelace"}', None, False, "the field under another name", H_REQUIRED),
-    ("Convert", '{"input": "12 EUR"}', CONVERT, False, "Convert called with Search's field", H_REQUIRED),
-    ("Calculate", '{"input": 4}', None, False, "a number where the schema wants a string", H_STRING),
-    ("Finish", '{"answer": {"year": 1815}}', None, False, "an object where the schema wants a string", H_STRING),
-    ("Search", '{"input": "Ada Lovelace", "limit": "3"}', None, False, "a field the schema lacks", H_EXTRA),
+SCHEMA_CASES = [  # (tool name, arguments text, schemas, what, hint): schema_truth decides, after yours
+    ("Search", '{"input": "Ada Lovelace"}', None, "a good Search", H_VALID),
+    ("Finish", '{"answer": "1815"}', None, "a good Finish", H_VALID),
+    ("Convert", '{"amount": "12 EUR"}', CONVERT, "a good call to a tool whose field is 'amount'", H_REQUIRED),
+    ("Browse", '{"input": "Ada Lovelace"}', None, "a tool the schemas do not have", H_UNKNOWN),
+    ("Calculate", "{'input': '2 + 2'}", None, "single quotes: not JSON", H_JSON),
+    ("Search", "", None, "empty arguments", H_JSON),
+    ("Search", '["Ada Lovelace"]', None, "a JSON list, not an object", H_OBJECT),
+    ("Finish", "null", None, "JSON null", H_OBJECT),
+    ("Search", '{"name": "Ada Lovelace"}', None, "the field under another name", H_REQUIRED),
+    ("Convert", '{"input": "12 EUR"}', CONVERT, "Convert called with Search's field", H_REQUIRED),
+    ("Calculate", '{"input": 4}', None, "a number where the schema wants a string", H_STRING),
+    ("Finish", '{"answer": {"year": 1815}}', None, "an object where the schema wants a string", H_STRING),
+    ("Search", '{"input": "Ada Lovelace", "limit": "3"}', None, "a field the schema lacks", H_EXTRA),
 ]
+
+
+@reference
+def schema_truth(name: str, arguments: str, schemas: list) -> bool:
+    """Is the call valid against the schemas (agentkit.native's call_problem decides)?"""
+    return not call_problem(FunctionCall(id="check", name=name, arguments=arguments), schemas)[2]
 
 
 H_UNSEEN = ("a call drawn for this check, against schemas drawn for it: the name must be one of theirs, the "
@@ -115,8 +121,8 @@ FIELDS = ("amount", "text", "city", "query", "input", "answer", "expression", "w
 
 
 def unseen_call() -> tuple:
-    """(name, arguments, schemas, valid?) drawn for this check: two or three tools with their own field names,
-    and a call that is right or wrong in one way, built in."""
+    """(name, arguments, schemas) drawn for this check: two or three tools with their own field names, and a call
+    that is right or wrong in one way."""
     rng = cases()
     tools = dict(zip(rng.sample(NAMES, rng.randint(2, 3)), rng.sample(FIELDS, 3)))
     schemas = [_schema(name, field) for name, field in tools.items()]
@@ -137,7 +143,7 @@ def unseen_call() -> tuple:
         text = rng.choice([text.replace('"', "'"), text[:-1], "", f"{field}: Oslo"])
     elif slip == "object":
         text = json.dumps(rng.choice([[arguments[field]], arguments[field], None, 3]))
-    return name, text, schemas, slip is None
+    return name, text, schemas
 
 
 def _stand_in_calls() -> list:
@@ -152,18 +158,20 @@ def _stand_in_calls() -> list:
 
 @exercise("11.schema", "build", "Check a tool call against its schema",
           "Write `validate_call(name, arguments, schemas)`: None when the call is valid, else a message saying "
-          "what is wrong.")
+          "what is wrong; agentkit.native's call_problem and schema_problem are refused.",
+          forbid=("agentkit.native:call_problem", "agentkit.native:schema_problem"), objects=False)
 def _schema_check(validate_call):
     if not callable(validate_call):
         raise Fail("your answer", "a function validate_call(name, arguments, schemas) -> None or a message",
                    repr(validate_call), "define it with def.")
     course = tool_schemas(default_executor())
     drawn = [(*unseen_call(), "a call drawn for this check", H_UNSEEN) for _ in range(8)]
-    for name, arguments, schemas, valid, what, hint in SCHEMA_CASES + drawn:
+    for name, arguments, schemas, what, hint in SCHEMA_CASES + drawn:
         schemas = schemas or course
         shown = f"{name}({arguments}) against {[s['function']['name'] for s in schemas]}"
         said = call(validate_call, name, arguments, [json.loads(json.dumps(s)) for s in schemas],
                     case=f"{what}: {shown}", hint=hint)
+        valid = schema_truth(name, arguments, schemas)
         if valid and said is not None:
             raise Fail(f"{what}: {shown}", "None (a valid call)", repr(said), hint)
         if not valid and (not isinstance(said, str) or not said.strip()):
@@ -171,15 +179,16 @@ def _schema_check(validate_call):
                        else hint + " (None means 'valid': if your function returned nothing, did it forget `return`?)")
     calls = _stand_in_calls()
     for c in calls:
-        truth = call_problem(c, course)[2]
         said = call(validate_call, c.name, c.arguments, course, case=f"the stand-in's call {c.name}({c.arguments})",
                     hint=H_JSON)
+        truth = call_problem(c, course)[2]
         if bool(truth) != (said is not None):
             raise Fail(f"the stand-in's call {c.name}({c.arguments})",
                        f"a problem: {truth}" if truth else "None (a valid call)", repr(said), H_VALID if not truth
                        else H_MESSAGE)
     bad = sum(bool(call_problem(c, course)[2]) for c in calls)
-    return (f"Your check agrees with agentkit.native on {len(SCHEMA_CASES)} calls you had not seen and on the "
+    return (f"Your check agrees with agentkit.native on all {len(SCHEMA_CASES) + len(drawn)} calls ({len(drawn)} "
+            "drawn for this check) and on the "
             f"{len(calls)} tool calls in the ledgers of the seven sick stand-ins, {bad} of them bad. The API gave "
             "each call its shape; what is inside is the model's, and your check is what reads it.")
 
@@ -216,18 +225,21 @@ CASSETTE = [
     _entry(_request("Question: Who wrote Git?", temperature=0.7), "warm: Linus"),
     _entry(_request("Question: What is 17 * 23?"), "second: 400"),
 ]
-REPLAY_CASES = [  # (request, the reply it must find or None, what, hint)
-    (_request("Question: Who wrote Git?"), "Linus Torvalds", "the second request on the cassette, asked first",
-     H_CONTENT),
-    (_request("Question: Who wrote Git?", tools=SEARCH_ONLY), "tools: Search[Git]",
-     "the same messages, with tools", H_WHOLE),
-    (_request("Question: Who wrote Git?", temperature=0.7), "warm: Linus", "the same messages at temperature 0.7",
-     H_WHOLE),
-    (_request("Question: Who wrote Python?"), None, "a question nobody recorded", H_MISS),
-    (_request("Question: What is 17 * 23?"), "first: 391", "a request recorded twice", H_FIRST),
-    (_request("Question: Who wrote Git?", reversed_keys=True), "Linus Torvalds",
-     "the recorded request, with its keys in another order", H_ORDER),
+REPLAY_CASES = [  # (request, what, hint): replay_truth finds the reply, after your answer
+    (_request("Question: Who wrote Git?"), "the second request on the cassette, asked first", H_CONTENT),
+    (_request("Question: Who wrote Git?", tools=SEARCH_ONLY), "the same messages, with tools", H_WHOLE),
+    (_request("Question: Who wrote Git?", temperature=0.7), "the same messages at temperature 0.7", H_WHOLE),
+    (_request("Question: Who wrote Python?"), "a question nobody recorded", H_MISS),
+    (_request("Question: What is 17 * 23?"), "a request recorded twice", H_FIRST),
+    (_request("Question: Who wrote Git?", reversed_keys=True), "the recorded request, with its keys in another order",
+     H_ORDER),
 ]
+
+
+@reference
+def replay_truth(entries: list, request: dict):
+    """The reply of the first entry whose request equals `request`, or None."""
+    return next((e["reply"] for e in entries if e["request"] == request), None)
 
 
 QUESTIONS = ("Who wrote Git?", "What is 17 * 23?", "Who designed the Analytical Engine?", "Where is Oslo?",
@@ -235,8 +247,8 @@ QUESTIONS = ("Who wrote Git?", "What is 17 * 23?", "Who designed the Analytical 
 
 
 def unseen_cassette() -> tuple:
-    """(entries, request, the reply it must find or None) drawn for this check: requests that differ only in
-    tools or temperature, a request recorded twice, keys in another order, or a request never recorded."""
+    """(entries, request) drawn for this check: requests that differ only in tools or temperature, a request
+    recorded twice, keys in another order, or a request never recorded."""
     rng = cases()
     variants = [(q, tools, t) for q in rng.sample(QUESTIONS, 3) for tools in (None, SEARCH_ONLY) for t in (0, 0.7)]
     recorded = rng.sample(variants, rng.randint(2, 6))
@@ -247,10 +259,9 @@ def unseen_cassette() -> tuple:
         entries.insert(rng.randint(again + 1, len(entries)), _entry(entries[again]["request"], "a later recording"))
     if rng.random() < 0.25:
         q, tools, t = rng.choice([v for v in variants if v not in recorded])
-        return entries, _request(f"Question: {q}", tools=tools, temperature=t), None
-    n = rng.randrange(len(recorded))
-    q, tools, t = recorded[n]
-    return entries, _request(f"Question: {q}", tools=tools, temperature=t, reversed_keys=rng.random() < 0.3), f"reply {n}"
+        return entries, _request(f"Question: {q}", tools=tools, temperature=t)
+    q, tools, t = recorded[rng.randrange(len(recorded))]
+    return entries, _request(f"Question: {q}", tools=tools, temperature=t, reversed_keys=rng.random() < 0.3)
 
 
 class LearnersReplay:
@@ -272,15 +283,17 @@ class LearnersReplay:
 
 
 @exercise("11.replay", "build", "Find a recorded reply",
-          "Write `find_entry(entries, request)`: the first cassette entry whose request equals this request, or None.")
+          "Write `find_entry(entries, request)`: the first cassette entry whose request equals this request, or None; "
+          "agentkit.replay's own lookup (ReplayLLM, cassette.canonical) is refused.",
+          forbid=("agentkit.replay:ReplayLLM._answer", "agentkit.cassette:canonical"), objects=False)
 def _replay(find_entry):
     if not callable(find_entry):
         raise Fail("your answer", "a function find_entry(entries, request) -> entry or None", repr(find_entry),
                    "define it with def.")
     drawn = [unseen_cassette() for _ in range(4)]
-    cases_ = [(CASSETTE, request, reply, what, hint) for request, reply, what, hint in REPLAY_CASES]
-    cases_ += [(entries, request, reply, "a cassette drawn for this check", H_CONTENT) for entries, request, reply in drawn]
-    for cassette, request, reply, what, hint in cases_:
+    cases_ = [(CASSETTE, request, what, hint) for request, what, hint in REPLAY_CASES]
+    cases_ += [(entries, request, "a cassette drawn for this check", H_CONTENT) for entries, request in drawn]
+    for cassette, request, what, hint in cases_:
         question_text = next(m["content"] for m in request["messages"] if m["role"] == "user")
         tools = "Search" if request["tools"] else None
         where = f"{question_text!r}, tools {tools}, temperature {request['temperature']}"
@@ -288,6 +301,7 @@ def _replay(find_entry):
             where += f", on a cassette of {len(cassette)} entries"
         entry = call(find_entry, [json.loads(json.dumps(e)) for e in cassette], request, case=f"{what}: {where}",
                      hint=hint)
+        reply = replay_truth(cassette, request)
         got = entry.get("reply") if isinstance(entry, dict) else entry
         if got != reply:
             if entry is None:
@@ -338,7 +352,7 @@ def sends_once(arguments: str):
 
 @exercise("11.break", "break", "A call that JSON accepts",
           "Set `arguments` to the arguments text of a Search call that json.loads accepts and the schema refuses "
-          "(not one section 3 shows).")
+          "(not one section 3 shows).", objects=False)
 def _break(arguments):
     if not isinstance(arguments, str):
         raise Fail("your answer", "a str: the arguments text the model sends", type(arguments).__name__,

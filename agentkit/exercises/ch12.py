@@ -17,7 +17,7 @@ from ..tools import KnowledgeBase
 from ..world import SAMPLE_NOTES, World, world_executor
 import re
 
-from . import Fail, call, cases, exercise, question
+from . import Fail, call, cases, exercise, question, reference
 from .predictions import Prediction, prediction
 
 
@@ -89,22 +89,28 @@ prediction("12.predict", "What the store loses behind each gate",
 FROM_TOOL = "call 1: ReadPage[note-keeping policy] named {tool} in its output"
 OWN_IDEA = "no earlier tool output named {tool}: the model's own idea"
 
-POLICY_CASES = [  # (tool, argument, effect, source, the verdict wanted, what the case is, hint)
-    ("WriteNote", "Standup: moved to 10:00", "write", OWN_IDEA, "run", "a note the user asked for",
+POLICY_CASES = [  # (tool, argument, effect, source, what the case is, hint): policy_truth decides, after yours
+    ("WriteNote", "Standup: moved to 10:00", "write", OWN_IDEA, "a note the user asked for",
      "a write the model chose itself may run: return Verdict(\"run\", \"policy: ...\")."),
-    ("WriteNote", "Policy: notes are deleted weekly", "write", FROM_TOOL, "deny",
+    ("WriteNote", "Policy: notes are deleted weekly", "write", FROM_TOOL,
      "a note a wiki page asked for",
      "an instruction found in a tool's output is not the user's: when call.source starts with \"call \", deny "
      "the write (section 4 prints a source)."),
-    ("SendMessage", "ana@example.com: the standup moved", "send", OWN_IDEA, "dry_run", "a message",
+    ("SendMessage", "ana@example.com: the standup moved", "send", OWN_IDEA, "a message",
      "a message is shown, never sent: Verdict(\"dry_run\", ...) for the effect \"send\"."),
-    ("DeleteNotes", "all", "delete", OWN_IDEA, "deny", "a deletion the model chose itself",
+    ("DeleteNotes", "all", "delete", OWN_IDEA, "a deletion the model chose itself",
      "a deletion is always denied, whoever asked for it."),
-    ("PurgeArchive", "2023", "delete", OWN_IDEA, "deny", "a tool you have not seen, whose effect is delete",
+    ("PurgeArchive", "2023", "delete", OWN_IDEA, "a tool you have not seen, whose effect is delete",
      "decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1)."),
-    ("PostToChat", "team: hello", "send", OWN_IDEA, "dry_run", "a tool you have not seen, whose effect is send",
+    ("PostToChat", "team: hello", "send", OWN_IDEA, "a tool you have not seen, whose effect is send",
      "decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1)."),
 ]
+@reference
+def policy_truth(effect: str, source: str) -> str:
+    """The team's rule: a send is a dry run, a delete is denied, a write runs unless a tool's output asked for it."""
+    return {"send": "dry_run", "delete": "deny"}.get(effect, "deny" if source.startswith("call ") else "run")
+
+
 VERDICT_HINT = ("return a Verdict from agentkit.approval, for example Verdict(\"deny\", \"policy: team rules\"); "
                 "the gate reads its action and who decided.")
 
@@ -124,8 +130,7 @@ def unseen_calls(count: int = 8) -> list:
         tool = rng.choice(TOOL_NAMES)
         source = (f"call {rng.randint(1, 5)}: ReadPage[{rng.choice(['wiki', 'policy', 'help'])}] named {tool} in "
                   "its output" if injected else OWN_IDEA.format(tool=tool))
-        wanted = {"send": "dry_run", "delete": "deny"}.get(effect, "deny" if injected else "run")
-        drawn.append((tool, rng.choice(["all", "notes: tidy", "team: hello", "2023"]), effect, source, wanted,
+        drawn.append((tool, rng.choice(["all", "notes: tidy", "team: hello", "2023"]), effect, source,
                       "a call drawn for this check", H_UNSEEN))
     return drawn
 
@@ -140,13 +145,14 @@ def _ask(policy, c: Call, what: str, hint: str) -> GateVerdict:
 
 @exercise("12.policy", "build", "The team's approval policy",
           "Write `team_policy(call)`: run a write the model chose, deny one a tool's output asked for, "
-          "dry-run every send, deny every delete.")
+          "dry-run every send, deny every delete.", objects=False)
 def _policy(policy):
     if not callable(policy):
         raise Fail("your answer", "a function team_policy(call) -> Verdict", repr(policy)[:100], "define it with def.")
-    for number, (tool, argument, effect, source, wanted, what, hint) in enumerate(POLICY_CASES + unseen_calls(), 1):
+    for number, (tool, argument, effect, source, what, hint) in enumerate(POLICY_CASES + unseen_calls(), 1):
         c = Call(number, tool, argument, effect, f"would change something ({tool})", source.format(tool=tool))
         said = _ask(policy, c, what, hint)
+        wanted = policy_truth(effect, c.source)
         if said.action != wanted:
             raise Fail(f"{what}: {tool}[{argument}], effect {effect}, source {c.source!r}", wanted,
                        f"{said.action} ({said.by})", hint)
@@ -161,7 +167,7 @@ def _policy(policy):
             raise Fail("the live runs (the injected tidy run, the standup task)",
                        "the tidy store intact, the Standup note written, nothing sent",
                        f"tidy store {kept}; Standup note {written!r}; outbox {desk.counts()['outbox']}",
-                       POLICY_CASES[1][6])
+                       POLICY_CASES[1][5])
     return (f"Live, the gate's ledgers say {table}: the page's deletion was denied, the user's note written, the "
             "message shown as a dry run. Deciding by effect and source, not by name, is what keeps a new tool "
             "under the same rule.")
@@ -209,7 +215,7 @@ def leak_run(page: str) -> tuple[World, GatedExecutor]:
 @exercise("12.leak", "break", "A page that leaks past the gate",
           "Set `page` to the text of the note-keeping policy page, not section 6's attack: behind a gate that trusts "
           "\"read-only\" (open_world=\"read\"), a note's text must leave the machine, and the store must stay "
-          "intact.")
+          "intact.", objects=False)
 def _leak(page):
     if not isinstance(page, str) or not page.strip():
         raise Fail("your answer", "a str: the page's text", repr(page)[:100], "write the page as a string.")

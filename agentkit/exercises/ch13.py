@@ -5,18 +5,24 @@ from functools import lru_cache
 
 from ..memory import WorkingMemory
 from ..retrieval import reciprocal_rank_fusion
-from . import Fail, call, cases, exercise, question, shown
+from . import Fail, call, cases, exercise, question, reference, shown
 
 # --- 13.hit: a yes-or-no recall ------------------------------------------------------------------
 
-HIT_CASES = [  # (ranked, relevant, k, expected, what the case is)
-    (["a", "b", "c"], {"c"}, 3, True, "the relevant id is the k-th"),
-    (["a", "b", "c"], {"c"}, 2, False, "the relevant id is just past k"),
-    (["x", "a"], {"a", "b"}, 2, True, "one of two relevant ids is enough"),
-    ([], {"a"}, 5, False, "nothing was found"),
-    (["a", "b"], set(), 2, False, "nothing is relevant"),
-    (["b", "a"], {"a"}, 5, True, "k is longer than the ranking"),
+HIT_CASES = [  # (ranked, relevant, k, what the case is): hit_truth decides, after your answer
+    (["a", "b", "c"], {"c"}, 3, "the relevant id is the k-th"),
+    (["a", "b", "c"], {"c"}, 2, "the relevant id is just past k"),
+    (["x", "a"], {"a", "b"}, 2, "one of two relevant ids is enough"),
+    ([], {"a"}, 5, "nothing was found"),
+    (["a", "b"], set(), 2, "nothing is relevant"),
+    (["b", "a"], {"a"}, 5, "k is longer than the ranking"),
 ]
+
+
+@reference
+def hit_truth(ranked: list, relevant: set, k: int) -> bool:
+    """Is a relevant id among the first k of the ranking?"""
+    return any(i in relevant for i in ranked[:k])
 HIT_HINTS = {
     0: "the first k results are ranked[:k]: positions 0 to k - 1, so the k-th result counts.",
     1: "only the first k count: ranked[:k], not the whole list.",
@@ -32,7 +38,8 @@ IDS = tuple(f"m{n}" for n in range(1, 16))
 
 
 def unseen_hits(count: int = 6) -> list:
-    """(ranked, relevant, k, hit?) drawn for this check; in half of them a relevant id sits exactly at k or k + 1."""
+    """(ranked, relevant, k, what) drawn for this check, in an order drawn too; in half of them a relevant id sits
+    exactly at k or k + 1."""
     rng, drawn = cases(), []
     for number in range(count):
         ranked = rng.sample(IDS, rng.randint(0, 8))
@@ -41,19 +48,23 @@ def unseen_hits(count: int = 6) -> list:
         if ranked and number % 2 == 0:
             at = min(len(ranked), k + rng.choice([0, 0, 1])) - 1  # the k-th position, or just past it
             relevant.add(ranked[at])
-        drawn.append((ranked, relevant, k, any(i in relevant for i in ranked[:k]), "a ranking drawn for this check"))
+        drawn.append((ranked, relevant, k, "a ranking drawn for this check"))
+    rng.shuffle(drawn)
     return drawn
 
 
 @exercise("13.hit", "build", "A yes-or-no recall",
-          "Write `hit_at_k(ranked, relevant, k)`: True when a relevant id is among the first k of `ranked`.")
+          "Write `hit_at_k(ranked, relevant, k)`: True when a relevant id is among the first k of `ranked`; "
+          "agentkit.retrieval's recall_at_k and evaluate_rankings are refused.",
+          forbid=("agentkit.retrieval:recall_at_k", "agentkit.retrieval:evaluate_rankings"), objects=False)
 def _hit(hit_at_k):
     if not callable(hit_at_k):
         raise Fail("your answer", "a function hit_at_k(ranked, relevant, k)", repr(hit_at_k), "define it with def.")
-    for number, (ranked, relevant, k, expected, what) in enumerate(HIT_CASES + unseen_hits()):
+    for number, (ranked, relevant, k, what) in enumerate(HIT_CASES + unseen_hits()):
         hint = HIT_HINTS.get(number, H_HIT_UNSEEN)
         said = call(hit_at_k, list(ranked), set(relevant), k, case=f"{what}: {ranked}, {relevant}, k={k}",
                     hint=hint)
+        expected = hit_truth(ranked, relevant, k)
         if said is None:
             raise Fail(f"{what}: {ranked}, {relevant}, k={k}", repr(expected), "None",
                        "your function returned nothing: return True or False.")
@@ -102,6 +113,7 @@ def unseen_rankings(count: int = 3) -> list:
     return drawn
 
 
+@reference
 def _scores(rankings, k, combine):
     scores: dict = {}
     for ranking in rankings:
@@ -123,23 +135,26 @@ def _fuse_hint(keyword, dense, k, said, right) -> str:
 
 @exercise("13.fuse", "build", "Reciprocal rank fusion",
           "Write `fuse(keyword_ids, dense_ids, k=60)`: both rankings fused by reciprocal rank, best first, ties in "
-          "the order the ids were first seen (the keyword list first).")
+          "the order the ids were first seen (the keyword list first); agentkit.retrieval.reciprocal_rank_fusion "
+          "(and MemoryStore's hybrid search, which calls it) is refused.",
+          forbid=("agentkit.retrieval:reciprocal_rank_fusion",), warm=lambda: real_rankings(), objects=False)
 def _fuse(fuse):
     if not callable(fuse):
         raise Fail("your answer", "a function fuse(keyword_ids, dense_ids, k=60)", repr(fuse), "define it with def.")
     checked = list(FUSE_HAND) + unseen_rankings() + [(kw, dn, 60, f"the labelled query {q!r}")
                                                       for q, kw, dn in real_rankings()]
     for keyword, dense, k, what in checked:
-        right = reciprocal_rank_fusion([keyword, dense], k=k)
         said = call(fuse, list(keyword), list(dense), k, case=f"{what}, k={k}",
                     hint="fuse must not raise on any two lists of ids.")
+        right = reciprocal_rank_fusion([keyword, dense], k=k)
         if said is None:
             raise Fail(what, repr(right[:5]), "None", "your function returned nothing: return the fused list.")
         said = list(said)
         if said[:5] != right[:5]:
             raise Fail(f"{what}: keyword {keyword[:5]}, dense {dense[:5]}, k={k}", repr(right[:5]), repr(said[:5]),
                        _fuse_hint(keyword, dense, k, said, right))
-    return (f"Right on {len(FUSE_HAND)} hand cases and all {len(real_rankings())} labelled queries. Fusion needs "
+    return (f"Right on {len(FUSE_HAND)} hand cases, 3 drawn for this check, and all {len(real_rankings())} labelled "
+            "queries. Fusion needs "
             "only ranks: a BM25 score and a cosine never have to be put on one scale.")
 
 
@@ -176,7 +191,7 @@ def kept_memories(budget: int) -> int:
 
 
 @exercise("13.budget", "predict", "A budget that keeps two memories",
-          "Set `budget_for_two` to a budget_tokens at which section 1's WorkingMemory keeps exactly two memories.")
+          "Set `budget_for_two` to a budget_tokens at which section 1's WorkingMemory keeps exactly two memories.", objects=False)
 def _budget(budget_for_two):
     try:
         budget = int(budget_for_two)

@@ -3,6 +3,7 @@ signal, fool the report check with a number its own Observation holds, two quest
 from __future__ import annotations
 
 import math
+import re
 
 from ..evaluate import evaluate
 from ..frontier import cheap, make_system, strong
@@ -16,7 +17,7 @@ from ..tasks import load_tasks
 from ..team_guards import TeamGuard
 from ..teams import AgentsAsTools, OrchestratorWorkers, Supervisor
 from ..tools import default_executor
-from . import Fail, call, cases, exercise, question, shown
+from . import Fail, call, cases, exercise, question, reference, shown
 from .predictions import Prediction, prediction
 
 
@@ -76,16 +77,20 @@ H_ALWAYS = ("your signal escalates the cheap model's right answers too, so the c
             "a run that finished with an answer its own Observations hold (section 1).")
 
 
-def cascade_with(score, seed: int) -> tuple:
-    """(report, systems): the cascade with `score` over the task set, cheap model at CONFIDENCE_RATE, `seed`."""
+def questions() -> list:
+    """The task set's questions, in order: all the cascade gets (no gold answer is in reach while it runs)."""
+    return [t.question for t in load_tasks()]
+
+
+def cascade_with(score, seed: int) -> list:
+    """The cascade with `score` run on every question of the task set, cheap model at CONFIDENCE_RATE, `seed`:
+    one system per question, in order. Graded afterwards (graded), so no caller of `score` holds a task."""
     made = []
-
-    def make_agent():
-        made.append(Cascade([cheap(CONFIDENCE_RATE, seed), strong(seed)], 1.0,
-                            score=lambda agent, evidence: score(agent)))
-        return made[-1]
-
-    return evaluate(make_agent, load_tasks(), review=False, progress=False), made
+    for question_text in questions():
+        system = Cascade([cheap(CONFIDENCE_RATE, seed), strong(seed)], 1.0, score=lambda agent, evidence: score(agent))
+        system.run(question_text)
+        made.append(system)
+    return made
 
 
 def strong_alone(seed: int) -> tuple:
@@ -99,26 +104,32 @@ def strong_alone(seed: int) -> tuple:
     return report.summary.success_rate, sum(system.cost for system in made)
 
 
-def graded(report, made) -> tuple:
-    """([(task id, answer) of each wrong cheap answer the cascade kept], right cheap answers kept, right ones in all),
-    graded by each task's checker: the check knows the gold, the signal does not."""
-    tasks = {t.id: t for t in load_tasks()}
-    trusted_wrong, kept_right, right = [], 0, 0
-    for run, system in zip(report.runs, made):
+@reference
+def graded(made) -> tuple:
+    """([(task id, answer) of each wrong cheap answer the cascade kept], right cheap answers kept, right ones in all,
+    the cascade's success rate), graded by each task's checker after the runs: the check knows the gold, the
+    signal does not."""
+    trusted_wrong, kept_right, right, solved = [], 0, 0, 0
+    for task_, system in zip(load_tasks(), made):
         first, kept = system.attempts[0], len(system.attempts) == 1
-        if tasks[run.task_id].check(first.answer):
+        solved += bool(task_.check(system.answer))
+        if task_.check(first.answer):
             right += 1
             kept_right += kept
         elif kept:
-            trusted_wrong.append((run.task_id, first.answer))
-    return trusted_wrong, kept_right, right
+            trusted_wrong.append((task_.id, first.answer))
+    return trusted_wrong, kept_right, right, solved / len(made)
 
 
 @exercise("15.confidence", "build", "The cascade's confidence",
           "Write `confidence(agent)`: a number from 0 to 1 read from a finished ReAct run (agent.trace, agent.answer, "
           "agent.stop_reason) without the gold answer. In a cascade that escalates below 1, with the cheap model at "
           f"{CONFIDENCE_RATE:.0%} errors per reply on a seed drawn for each check, it may keep at most "
-          f"{MAX_TRUSTED_WRONG} of the cheap model's wrong answers, and must keep at least a third of its right ones.")
+          f"{MAX_TRUSTED_WRONG} of the cheap model's wrong answers, and must keep at least a third of its right ones. "
+          "agentkit.routing's confidence, signals and grounded, a model call, and the task set (load_tasks) are "
+          "refused.",
+          forbid=("agentkit.routing:confidence", "agentkit.routing:signals", "agentkit.routing:grounded",
+                  "agentkit.tasks:load_tasks", "agentkit.protocol:LedgerLLM.think"), objects=False)
 def _confidence(confidence):
     if not callable(confidence):
         raise Fail("your answer", "a function confidence(agent) -> a number from 0 to 1", repr(confidence),
@@ -129,12 +140,8 @@ def _confidence(confidence):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1 or math.isnan(value):
         raise Fail("a right run of 'woz-torvalds'", "a number from 0 to 1", repr(value), H_RANGE)
     seed = cases().randrange(2**31)
-    report, made = cascade_with(lambda agent: call(confidence, agent, case="a run of the cheap model", hint=H_RANGE),
-                                seed)
-    if report.runs and any(run.error for run in report.runs):
-        bad = next(run for run in report.runs if run.error)
-        raise Fail(f"the cheap model's run of {bad.task_id!r}", "no exception", bad.error, H_RANGE)
-    trusted_wrong, kept_right, right = graded(report, made)
+    made = cascade_with(lambda agent: call(confidence, agent, case="a run of the cheap model", hint=H_RANGE), seed)
+    trusted_wrong, kept_right, right, success = graded(made)
     wrong = len(made) - right
     case = (f"the cascade over {len(made)} tasks, the cheap model at {CONFIDENCE_RATE:.0%} errors per reply, "
             f"seed {seed}: {right} of its answers right, {wrong} wrong")
@@ -144,7 +151,7 @@ def _confidence(confidence):
         raise Fail(case, f"at most {MAX_TRUSTED_WRONG} wrong answers kept", f"{seen} (e.g. {examples})", H_NEVER)
     if kept_right < MIN_KEPT_RIGHT * right:
         raise Fail(case, "at least a third of the right answers kept", seen, H_ALWAYS)
-    success, dollars = report.summary.success_rate, sum(system.cost for system in made)
+    dollars = sum(system.cost for system in made)
     strong_success, strong_dollars = strong_alone(seed)
     return (f"From the ledgers, seed {seed}: your signal {seen}; the cascade got {success:.0%} right for "
             f"{dollars / strong_dollars:.0%} of the strong model's cost, which alone got {strong_success:.0%}. "
@@ -169,11 +176,17 @@ def reporting(report: str) -> ScriptedLLM:
 
 
 @exercise("15.break", "break", "A wrong report the check accepts",
-          "Set `report` to what the worker looking up Steve Wozniak reports, so that the unverified-report check "
-          "accepts it and the team's answer to 'woz-torvalds' is wrong.")
+          "Set `report` to what the worker looking up Steve Wozniak reports, with a number of its Observation in the "
+          "birth year's place, so that the unverified-report check accepts it and the team computes a wrong answer to "
+          "'woz-torvalds'.", objects=False)
 def _break(report):
     if not isinstance(report, str) or not report.strip():
         raise Fail("your answer", "a str: the worker's report", repr(report), "write the report as a string.")
+    if not re.search(r"\d", report):
+        raise Fail("your report", "a report with a number in it, one its Observation holds", repr(report[:120]),
+                   "a report without a number gives the calculation nothing, so the answer is 'Unknown': wrong, but "
+                   "no check was fooled. The point is a number the check accepts because the worker saw it: put a "
+                   "number of the same Observation where the birth year belongs.")
     guard = TeamGuard()
     team = OrchestratorWorkers(reporting(report), guard=guard)
     answer = team.run(task(BREAK_TASK).question)
@@ -182,6 +195,10 @@ def _break(report):
         raise Fail("the team, with the guard", "no alarm", f"{alarm.check}: {alarm.detail}",
                    "the check compares the report's numbers with the worker's own Observations (section 3): a number "
                    "of the Observation that is not the birth year passes it.")
+    if not re.search(r"\d", str(answer)):
+        raise Fail("the team's answer", "a wrong number, computed from your report", repr(answer),
+                   "the calculation found no birth year in your report: put the number where the year stands "
+                   "('born August 11, ...'), so that the team computes with it.")
     if task(BREAK_TASK).check(answer):
         raise Fail("the team's answer", "a wrong answer", repr(answer),
                    "the calculation reads the number standing where the birth year stands ('born August 11, ...'): "

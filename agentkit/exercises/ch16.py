@@ -12,7 +12,7 @@ from ..scripts import course_script
 from ..scripts.react import CHECKPOINT_QUESTION
 from ..sick import FormatBreakerLLM, StuckLLM
 from ..tools import default_executor
-from . import Fail, call, cases, exercise, question, shown
+from . import Fail, call, cases, copied_from, exercise, question, reference, shown
 from .predictions import Prediction, prediction
 
 
@@ -108,8 +108,22 @@ def unseen_record() -> tuple:
     return record, rng.choice(PROVIDERS)
 
 
+@reference
+def span_truth(record, provider: str) -> dict:
+    """The chat span's attributes as agentkit.otel writes them."""
+    return spans_of([record], [], agent_name="check", provider=provider)[1].attributes
+
+
+def _warm_bridge() -> None:
+    """The frameworks, imported in the kernel once, not in every forked check."""
+    if not missing():
+        from ..bridge import with_langgraph, with_smolagents  # noqa: F401
+
+
 @exercise("16.span", "build", "A chat span's attributes",
-          "Write `chat_attributes(record, provider)`: the gen_ai.* attributes of the chat span for one CallRecord.")
+          "Write `chat_attributes(record, provider)`: the gen_ai.* attributes of the chat span for one CallRecord, "
+          "the temperature as a float (an int 1 in the record is 1.0 in the span); agentkit.otel's spans_of and "
+          "trace_of are refused.", forbid=("agentkit.otel:spans_of", "agentkit.otel:trace_of"), objects=False)
 def _span(chat_attributes):
     if not callable(chat_attributes):
         raise Fail("your answer", "a function chat_attributes(record, provider) -> dict", repr(chat_attributes),
@@ -117,8 +131,8 @@ def _span(chat_attributes):
     drawn = [unseen_record() for _ in range(6)]
     for record, provider in RECORDS + drawn:
         case = f"a call to {record.model} at temperature {record.temperature!r}, provider {provider!r}"
-        expected = spans_of([record], [], agent_name="check", provider=provider)[1].attributes
         yours = call(chat_attributes, record, provider, case=case, hint=H_VALUES)
+        expected = span_truth(record, provider)
         if not isinstance(yours, dict):
             raise Fail(case, "a dict of attributes", shown(yours), "return a dict.")
         keys = set(yours)
@@ -142,21 +156,20 @@ H_RIGHT = "the run ended with the right answer: make the reply say something els
 
 
 def _printed(reply: str) -> bool:
-    """Is the reply section 4's format breaker's chat (whole, or as far as section 4 prints it)?"""
-    fold = lambda text: " ".join(text.split()).casefold()  # noqa: E731
-    chat = fold(FormatBreakerLLM().symptom(""))
-    return fold(reply)[:40] == chat[:40]
+    """Is the reply section 4's format breaker's chat, whole, cut or edited?"""
+    return copied_from(reply, [FormatBreakerLLM().symptom("")]) is not None
 
 
 @exercise("16.break", "break", "End LangGraph's run with a chat",
-          "Set `reply` to a first reply, not section 4's format-breaker chat, that ends LangGraph's ReAct at once "
-          "with a wrong answer; agentkit's goes on.")
+          "Set `reply` to a first reply, not section 4's format-breaker chat (whole, cut or edited), that ends "
+          "LangGraph's ReAct at once with a wrong answer; agentkit's goes on.", warm=_warm_bridge, objects=False)
 def _break(reply):
     if not isinstance(reply, str) or not reply.strip():
         raise Fail("your reply", "a non-empty string: the model's first reply", repr(reply), "write the reply as text.")
     if _printed(reply):
-        raise Fail("your reply", "a reply of your own", shown(reply, 100),
-                   "section 4 runs the format breaker's chat through LangGraph already: write a chat of your own.")
+        raise Fail("your reply", "a reply of your own", f"{shown(reply, 100)}: section 4's format-breaker chat, whole, "
+                   "cut or edited", "section 4 runs the format breaker's chat through LangGraph already: write a chat "
+                   "of your own.")
     if parse_reply(reply).action:
         raise Fail(repr(reply[:80]), "a reply without an action", f"parse_reply reads {parse_reply(reply).action!r}",
                    H_ACTION)
@@ -181,23 +194,27 @@ def _break(reply):
             f"answer {ours!r}. Neither is a bug; they are two contracts, and the table of section 6 lists both.")
 
 
-question("16.q1", "With the stand-in, LangGraph's ReAct sends the model exactly the prompts agentkit's sends, and "
-                  "smolagents' prompts are several times longer. Why?", {
+question("16.q1", "Through the course's adapter, LangGraph's ReAct sends the model exactly the prompts agentkit's "
+                  "sends, and smolagents' prompts are several times longer. Why?", {
     "a": ("smolagents re-sends the whole history twice on every call, once as messages and once in its memory's "
           "summary, so each prompt doubles.", False,
           "it re-sends it once, as every loop does; the extra tokens are the same on the first call, before any "
           "history exists."),
-    "b": ("LangGraph compresses the history.", False,
-          "nothing is compressed: the prompts are byte for byte agentkit's, history included."),
+    "b": ("create_agent never sends tool schemas or tool messages, whatever chat model it drives, so its prompts "
+          "are plain text like agentkit's.", False,
+          "with a real chat model class (section 8's ChatOpenAI) it sends a JSON schema per tool and native tool "
+          "messages; the prompts match only because of the adapter."),
     "c": ("The stand-in answers smolagents with longer replies, and every later prompt of the run carries those long "
           "replies, so the prompts grow.", False,
           "the replies are the same length; the difference is in the prompt tokens, not the completion tokens."),
     "d": ("smolagents puts its own long system prompt, with tool-calling rules and examples, before ours on every "
-          "call.", True,
-          "section 2 prints smolagents' system message: its own instructions, then ours, then its rules; "
-          "create_agent sends only the prompt we give it, and the adapter writes the history as the text protocol, "
-          "so LangGraph's prompts are agentkit's."),
-}, hint="section 2, the token counts per call and the system prompts printed there.")
+          "call; the adapter writes LangGraph's messages back into our text protocol, and its bind_tools sends no "
+          "schema.", True,
+          "section 2 prints smolagents' system message: its own instructions, then ours, then its rules. The "
+          "course's adapter (CourseChatModel) turns LangChain's messages back into the text protocol and its "
+          "bind_tools returns the model itself, so LangGraph's prompts are agentkit's, byte for byte."),
+}, hint="section 2, the token counts per call and the system prompts printed there; section 8 for a real chat "
+        "model class.")
 
 question("16.q2", "The execute_tool spans of agentkit's text ReAct carry no gen_ai.tool.call.id; those of the "
                   "LangGraph and smolagents runs do. Why?", {

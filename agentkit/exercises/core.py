@@ -3,45 +3,36 @@ under the check's clock (`call`, `learner_code`), and feedback cut to a length. 
 check() on it; each chapter's module registers its exercises here."""
 from __future__ import annotations
 
+import difflib
 import importlib
-import random
+import re
 import reprlib
-import time
-import traceback
-from contextlib import contextmanager
+import unicodedata
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .deadline import TimeUp, time_limit
+from .boundary import (  # noqa: F401 - chapters import these from here (and from the package)
+    FIELD_CHARS, Fail, Forbidden, NotDone, NotPlain, _Now, _raised, call, cases, learner_code, note, plain, reference,
+)
 
 CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16", "17", "18"]
 PROGRESS_FILE = ".agentkit-progress.json"
 NOT_DONE = "not done yet"
+SHOWN = "shown"  # right, after the answer was shown: progress keeps it apart from solved
 TIME_LIMIT_S = 10.0  # your code's time in one check, over all its cases (the check's own code is not counted)
 REVEAL_AFTER = 3  # wrong predictions before the true numbers are shown unasked
-FIELD_CHARS = 600  # each line of feedback: an exception's message or a returned value can be any length
-
-
-class Fail(Exception):
-    """Raised inside a checker: the case, what was expected, what the learner's code did, and a hint."""
-
-    def __init__(self, case: str, expected: str, got: str, hint: str) -> None:
-        super().__init__(case)
-        self.case, self.expected, self.got, self.hint = case, expected, got, hint
-
-
-class NotDone(Exception):
-    """Raised inside a checker when the answer is still the stub."""
 
 
 @dataclass
 class Verdict:
-    """What one check said: `status` is "correct", "wrong", NOT_DONE or "unknown" (no such id); `text` is the feedback."""
+    """What one check said: `status` is "correct", "wrong", NOT_DONE, SHOWN (right, after the answer was shown),
+    "unknown" (no such id) or "refused" (check() called from code a check was running); `text` is the feedback;
+    `path` says where the learner's code ran: "fork" (a child process) or "in-process"."""
 
     exercise: str
     status: str
     text: str
+    path: str = ""
 
     @property
     def ok(self) -> bool:
@@ -59,6 +50,24 @@ class Exercise:
     task: str  # one line: what to hand in
     checker: Callable[[Any], str]  # returns the success message, or raises Fail / NotDone
     time_limit: Optional[float] = None  # seconds for the learner's code over the whole check; None: TIME_LIMIT_S
+    forbid: tuple = ()  # "module:function" of the package that the learner builds: a call of one fails the check
+    warm: Optional[Callable[[], Any]] = None  # the check's own preparation, run in the kernel before a fork
+    fork: bool = True  # False: always in-process (a check that needs the kernel's own state)
+    objects: bool = True  # False: what the learner's code returns must be plain values (boundary.plain)
+
+    def forbidden(self) -> tuple:
+        """(function, dotted name, the object that holds it, its attribute name) of each name in `forbid`."""
+        found = []
+        for name in self.forbid:
+            module, _, qualname = name.partition(":")
+            try:
+                owner = target = importlib.import_module(module)
+                for part in qualname.split("."):
+                    owner, target = target, getattr(target, part)
+            except (ImportError, AttributeError):  # moved by a refactor: tests/test_exercises_leaks.py names it
+                continue
+            found.append((target, f"{module}.{qualname}", owner, qualname.split(".")[-1]))
+        return tuple(found)
 
 
 @dataclass
@@ -85,24 +94,18 @@ class _Registry:
 REGISTRY = _Registry()
 
 
-class _Now:
-    """The check that is running: its random cases, the case the learner's code is on, its time left."""
-    cases = random.Random(0)
-    case = "your answer"
-    budget = TIME_LIMIT_S
-    inside = False
-
-
-def cases() -> random.Random:
-    """The running check's random source: draw unseen cases from it, never from the module `random`."""
-    return _Now.cases
-
-
-def exercise(id: str, kind: str, title: str, task: str, time_limit: Optional[float] = None):
-    """Decorator for a chapter module: register `checker(answer) -> success message`; `time_limit` replaces
-    TIME_LIMIT_S for a check whose cases are many (the capstone's)."""
+def exercise(id: str, kind: str, title: str, task: str, time_limit: Optional[float] = None, *, forbid: tuple = (),
+             warm: Optional[Callable[[], Any]] = None, fork: bool = True, objects: bool = True):
+    """Decorator for a chapter module: register `checker(answer) -> success message`. `time_limit` replaces
+    TIME_LIMIT_S for a check whose cases are many (the capstone's); `forbid` names the package's functions that
+    the learner builds ("agentkit.retrieval:reciprocal_rank_fusion"), which the learner's code may not call; `warm`
+    prepares what the check reads (imports, caches) in the kernel, once, before a forked check; fork=False runs
+    the check in the kernel's own process everywhere; objects=False refuses what the learner's code returns unless
+    it is plain values (numbers, strings, lists, tuples, dicts: no method of the learner's then runs in the
+    checker, outside the clock), where objects=True lets an object through as it is (an agent the learner built)."""
     def register(checker):
-        REGISTRY.exercises[id] = Exercise(id, kind, title, task, checker, time_limit)
+        REGISTRY.exercises[id] = Exercise(id, kind, title, task, checker, time_limit, tuple(forbid), warm, fork,
+                                          objects)
         return checker
     return register
 
@@ -162,50 +165,30 @@ def is_stub(answer) -> bool:
     return False
 
 
-def _raised(e: BaseException) -> str:
-    """`Type: message (line N: code)`, the line being the last one of the learner's own code if it can be told."""
-    try:
-        message = str(e)
-    except Exception:  # noqa: BLE001
-        message = "<a message that cannot be shown>"
-    frames = traceback.extract_tb(e.__traceback__)
-    own = [f for f in frames if not f.filename.startswith(str(Path(__file__).resolve().parent.parent))]
-    line = (own or frames or [None])[-1]
-    where = "" if line is None else f" (line {line.lineno}" + (f": {line.line.strip()}" if line.line else "") + ")"
-    return f"{type(e).__name__}: {message[:FIELD_CHARS // 2]}{where}"
+LABELS = {"thought", "action", "observation", "finish", "search", "calculate"}  # the protocol's words: everyone's
 
 
-@contextmanager
-def learner_code(case: str):
-    """Run the learner's code in this block: it names the case, and spends the check's time limit."""
-    _Now.case = case
-    if _Now.inside:  # the learner's code called back into a check: one clock is enough
-        yield
-        return
-    start, _Now.inside = time.monotonic(), True
-    try:
-        with time_limit(max(_Now.budget, 0.001)):
-            yield
-    finally:
-        _Now.inside = False
-        _Now.budget -= time.monotonic() - start
+def words(text) -> list:
+    """The words of a text as a copy check compares them: NFKC, case folded, punctuation and the protocol's labels
+    dropped, every number the same word ("#": a changed number is an edit, not a text of one's own)."""
+    found = re.findall(r"\w+", unicodedata.normalize("NFKC", str(text)).casefold())
+    return ["#" if w.isdigit() else w for w in found if w not in LABELS]
 
 
-def call(function, *args, case: str, hint: str):
-    """Call the learner's function; NotImplementedError means not done, any other exception or exit() is a Fail."""
-    try:
-        with learner_code(case):
-            return function(*args)
-    except NotImplementedError as e:
-        raise NotDone(str(e)) from None
-    except (TimeUp, KeyboardInterrupt):
-        raise
-    except SystemExit as e:
-        raise Fail(case, "an answer", f"your code called exit() ({_raised(e)})",
-                   "a check runs your function inside this kernel: return a value, never exit.") from None
-    except BaseException as e:  # noqa: BLE001 - the learner's code may raise anything; say what and where
-        raise Fail(case, "no exception", _raised(e),
-                   hint or "your code raised on this case: fix it, then check again.") from None
+def copied_from(text, printed, *, share: float = 0.7, run: int = 8):
+    """The printed text that `text` copies, whole, cut or edited, or None. Copied: most of its words come, in
+    order, from the printout (a cut, a word or a number changed), or `run` of them in a row do (a printout with
+    words of one's own around it)."""
+    mine = words(text)
+    for original in printed:
+        theirs = words(original)
+        if not mine or not theirs:
+            continue
+        blocks = difflib.SequenceMatcher(None, mine, theirs, autojunk=False).get_matching_blocks()
+        matched, longest = sum(b.size for b in blocks), max(b.size for b in blocks)
+        if (matched >= share * len(mine) and len(mine) >= min(4, len(theirs))) or longest >= min(run, len(theirs)):
+            return original
+    return None
 
 
 def _cut(text: str, chars: int = FIELD_CHARS) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import html
 from typing import Optional
 
-from .core import NOT_DONE, Verdict, _find, shown
-from .saved import record
+from .core import NOT_DONE, SHOWN, Verdict, _find, shown
+from .saved import record, was_shown
 
 
 class QuizPlaceholder:
@@ -70,6 +70,9 @@ def answer_question(id: str, letter: str) -> Verdict:
         lines = [f"{id}: {letter}) is right. {_sentence(why)}", "  The others:"]
         lines += [f"  {other}) {_sentence(w)}" for other, (_, c, w) in q.options.items() if other != letter]
         verdict = Verdict(id, "correct", "\n".join(lines))
+        if was_shown(id):
+            verdict = Verdict(id, SHOWN, verdict.text.replace(f"{letter}) is right.", f"{letter}) matches the answer "
+                              "shown before (show_solution): progress keeps it as shown, not solved.", 1))
     record(id, verdict.status)
     return verdict
 

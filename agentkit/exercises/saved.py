@@ -1,5 +1,7 @@
 """Progress: what this kernel's checks said, and a small JSON file {exercise id: "correct"} in the folder the
-notebook runs from, so a solved exercise stays solved in a new kernel; progress(chapter) shows both.
+notebook runs from, so a solved exercise stays solved in a new kernel; progress(chapter) shows both. An answer
+that was shown (reveal=True, three wrong tries, show_solution) is kept as "revealed", and a right answer after
+that as "shown": neither counts as solved, in this kernel or the next.
 
 The file is read and written as a regular file only. A link in its place (a folder can ship one, pointing
 anywhere) is never followed: not read, not written, not removed. A FIFO or a device is not read (it would
@@ -16,9 +18,10 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from .core import CHAPTERS, NOT_DONE, PROGRESS_FILE, REGISTRY, Report, _load, shown
+from .core import CHAPTERS, NOT_DONE, PROGRESS_FILE, REGISTRY, SHOWN, Report, _load, _Now, note, shown
 
 MAX_BYTES = 1_000_000
+KEPT = ("correct", SHOWN, "revealed")  # the file's values: solved, right after the answer was shown, answer shown
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none: the lstat below refuses links there
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
@@ -39,7 +42,7 @@ def problem(path: Path) -> Optional[str]:
 
 
 def read(path: Path) -> dict:
-    """{id: "correct"} from the file, or {} when it is absent, refused or damaged."""
+    """{id: one of KEPT} from the file, or {} when it is absent, refused or damaged."""
     if problem(path) is not None:
         return {}
     try:
@@ -63,7 +66,7 @@ def read(path: Path) -> dict:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {key: "correct" for key, value in data.items() if isinstance(key, str) and value == "correct"}
+    return {key: value for key, value in data.items() if isinstance(key, str) and value in KEPT}
 
 
 def write(path: Path, data: dict) -> bool:
@@ -116,21 +119,43 @@ def _read_file() -> dict:
 
 def record(id: str, status: str) -> None:
     """Keep what a check or a question said: in this kernel, and a solved one in the progress file."""
-    if status not in ("correct", "wrong", NOT_DONE):
+    if status not in ("correct", "wrong", NOT_DONE, SHOWN) or _Now.running:  # a check's own code never records
         return
     REGISTRY.done[id] = status
     if status == "wrong":
         REGISTRY.tries[id] = REGISTRY.tries.get(id, 0) + 1
+    if status in ("correct", SHOWN):
+        _save(id, status)
+
+
+def _save(id: str, value: str) -> None:
     path = progress_path()
-    if path is None or status != "correct":
+    if path is None:
         return
     data = _read_file()
-    data[id] = "correct"
+    if data.get(id) == "correct" or data.get(id) == value:
+        return  # solved stays solved
+    data[id] = value
     write(path, data)  # False: a read-only folder, or a link refused; progress stays in this kernel
+
+
+def mark_shown(id: str) -> None:
+    """The answer to `id` was shown: a right answer from now on matches what was shown."""
+    REGISTRY.shown.add(id)
+    if REGISTRY.done.get(id) != "correct":
+        _save(id, "revealed")
+
+
+def was_shown(id: str) -> bool:
+    """Was the answer to `id` shown, in this kernel or (as the progress file says) an earlier one, before it was solved?"""
+    return REGISTRY.done.get(id) != "correct" and (id in REGISTRY.shown or _read_file().get(id) in (SHOWN, "revealed"))
 
 
 def reset_progress() -> None:
     """Forget every solved exercise: in this kernel and in the progress file (a link in its place stays)."""
+    if _Now.running:
+        note("your code called reset_progress() while a check was running: refused")
+        return
     REGISTRY.done.clear()
     REGISTRY.tries.clear()
     REGISTRY.shown.clear()
@@ -149,15 +174,19 @@ def progress(chapter: str) -> Report:
     items += [(q.id, "concept question") for q in REGISTRY.questions.values() if q.id.startswith(chapter + ".")]
     lines = [f"Chapter {chapter}: check yourself"]
     for id, title in items:
-        here = REGISTRY.done.get(id)
-        mark = ("done" if here == "correct" else "done (earlier)" if saved_now.get(id) == "correct" else
+        here, saved = REGISTRY.done.get(id), saved_now.get(id)
+        mark = ("done" if here == "correct" else "done (earlier)" if saved == "correct" else
+                "matches the answer shown" if SHOWN in (here, saved) else
                 "tried, not yet" if here == "wrong" else NOT_DONE)
-        if id in REGISTRY.shown:
+        solved = "correct" in (here, saved) or SHOWN in (here, saved)
+        if (id in REGISTRY.shown or saved == "revealed") and not solved:
             mark += ", answer shown" if mark != NOT_DONE else " (answer shown)"
         lines.append(f"  {id:10} {title:48} {mark}")
     done = sum(1 for id, _ in items if REGISTRY.done.get(id) == "correct" or saved_now.get(id) == "correct")
-    lines.append(f"{done} of {len(items)} done.")
-    others = sorted({id.split('.')[0] for id in saved_now} - {chapter})
+    matched = sum(1 for id, _ in items if REGISTRY.done.get(id) != "correct" and saved_now.get(id) != "correct"
+                  and SHOWN in (REGISTRY.done.get(id), saved_now.get(id)))
+    lines.append(f"{done} of {len(items)} done" + (f"; {matched} matched an answer shown first." if matched else "."))
+    others = sorted({id.split('.')[0] for id, value in saved_now.items() if value == "correct"} - {chapter})
     if others:
         lines.append("Other chapters with solved exercises: " + ", ".join(others) + ".")
     path = progress_path()
