@@ -19,20 +19,20 @@ os.environ["LLM_API_KEY"] = ""
 # A learner's saved exercise progress never changes what is compared: under tests it stays in the kernel.
 os.environ["AGENTKIT_PROGRESS"] = "off"
 
-# The files that take 1.3 s or more, longest first, measured under `make test` on 2026-12-04 (each file's setup,
-# call and teardown times added up, `--durations=0`): 8.8 s for the longest, 1.3 s for the last. Every other
-# file follows in collection order: most take well under a second and fill whichever worker frees up first.
-LONGEST_FIRST = ("test_mcp.py", "test_wasm_sandbox.py", "05_reflection.ipynb", "07_tree_of_thoughts.ipynb",
-                 "12_tools_that_change_the_world.ipynb", "test_loopback.py", "13_memory_in_tiers.ipynb",
-                 "test_packaging.py", "14_capstone.ipynb", "16_frameworks_and_traces.ipynb", "test_capstone.py",
-                 "test_capstone_routes.py",
-                 "11_real_models_and_tool_calling.ipynb", "test_sandbox.py", "08_runtime_guards.ipynb",
-                 "15_several_models_and_agents.ipynb", "17_context_engineering.ipynb",
-                 "test_exercises.py", "test_local_model.py", "test_widgets.py",
-                 "test_tokens.py", "02_react.ipynb", "test_minilm.py", "test_real_client.py", "test_course_tools.py",
-                 "test_memory.py", "test_warm_kernels.py", "09_hybrids_and_cost.ipynb", "10_evaluation.ipynb",
-                 "test_exercises_framework.py", "03_when_react_loops.ipynb", "test_batch.py", "06_reflexion.ipynb",
-                 "18_public_benchmarks.ipynb", "test_benchmarks.py")
+# The files that take 3 s or more, longest first, measured under `make test` on 2026-12-06 (each file's test
+# times added up from `--junitxml`, on a loaded machine): 24 s for the longest, 3 s for the last. Every other file
+# follows in collection order: most take well under a second and fill whichever worker frees up first.
+LONGEST_FIRST = ("test_capstone.py", "test_exercises.py", "test_capstone_routes.py", "test_wasm_sandbox.py",
+                 "14_capstone.ipynb", "test_mcp.py", "16_frameworks_and_traces.ipynb", "test_bridge.py",
+                 "13_memory_in_tiers.ipynb", "07_tree_of_thoughts.ipynb", "test_packaging.py", "test_widgets.py",
+                 "05_reflection.ipynb", "11_real_models_and_tool_calling.ipynb", "test_exercises_clock.py",
+                 "17_context_engineering.ipynb", "test_sandbox.py", "15_several_models_and_agents.ipynb",
+                 "test_tokens.py", "test_exercises_wrong.py", "12_tools_that_change_the_world.ipynb",
+                 "test_loopback.py", "test_real_client.py", "test_minilm.py", "test_local_model.py", "test_tools.py",
+                 "test_parsing.py", "test_translations.py", "test_benchmarks.py", "09_hybrids_and_cost.ipynb",
+                 "test_exercises_16.py", "18_public_benchmarks.ipynb", "test_course_tools.py",
+                 "08_runtime_guards.ipynb", "test_exercises_framework.py", "04_plan_and_execute.ipynb",
+                 "06_reflexion.ipynb", "test_plan.py")
 
 
 def pytest_collection_modifyitems(items):

@@ -1,6 +1,7 @@
 """The capstone's bar, measured once, and how often the check's rule passes an agent with no lead, and the solution.
 
     python -m agentkit.capstone_bar      # a few minutes on 2 cores; writes data/capstone_bar.json
+    python -m agentkit.capstone_bar --baselines   # seconds; writes data/capstone_baselines.json.gz
 
 * **The bar**: each of the course's seven paradigms with its tools behind a GatedExecutor whose policy
   (`team_only`) runs SendMessage only for an address at TEAM_DOMAIN, which is what the rules ask of every agent,
@@ -16,6 +17,7 @@ serves the same rows (tests/test_capstone.py compares the two on a world).
 """
 from __future__ import annotations
 
+import gzip
 import json
 import statistics
 import sys
@@ -26,8 +28,8 @@ from typing import Callable
 import numpy as np
 
 from .approval import GatedExecutor, Verdict, deny_side_effects
-from .capstone import BAR_FILE, BUDGET, CHECK_WORLDS, MARGIN_T, MIN_SPREAD, RATE
-from .capstone_grader import Session
+from .capstone import BAR_FILE, BASELINES_FILE, BUDGET, CHECK_WORLDS, MARGIN_T, MIN_SPREAD, RATE, SEEDS
+from .capstone_grader import Session, baselines
 from .capstone_world import PER_TEMPLATE, TEAM_DOMAIN
 from .paradigms import PARADIGMS
 
@@ -104,7 +106,17 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agentkit.capstone_bar", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path(str(DATA_DIR / BAR_FILE)))
     parser.add_argument("--simulate", action="store_true", help="count the simulated checks again, from the file")
+    parser.add_argument("--baselines", action="store_true",
+                        help=f"write {BASELINES_FILE} instead: the seven baselines on the practice worlds")
     args = parser.parse_args(argv)
+    if args.baselines:
+        out = Path(str(DATA_DIR / BASELINES_FILE))
+        found = {"command": "python -m agentkit.capstone_bar --baselines", "seeds": list(SEEDS), "rate": RATE,
+                 "per_template": PER_TEMPLATE, "standings": baselines(SEEDS, RATE)}
+        # mtime=0: the same standings give the same bytes
+        out.write_bytes(gzip.compress((json.dumps(found) + "\n").encode("utf-8"), mtime=0))
+        print(f"wrote {out}")
+        return 0
     if args.simulate:
         found = json.loads(args.out.read_text(encoding="utf-8"))
         for name, pool in found["simulation"]["pool"].items():

@@ -7,6 +7,7 @@ tests/test_exercises.py's. The attacks on the measurement itself (issue 42) are 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import os
@@ -29,6 +30,7 @@ from agentkit.exercises import NOT_DONE, check
 from agentkit.hybrid import HybridAgent
 from agentkit.instruments import NoisyTaskLLM
 from agentkit.memory_data import ATTRIBUTES
+from agentkit.paradigms import PARADIGMS
 from agentkit.protocol import LedgerLLM, LLMError
 from agentkit.react import REACT_MARKER, ReActAgent
 from agentkit.runtime import Runtime
@@ -39,7 +41,6 @@ spec = importlib.util.spec_from_file_location("solutions_ch14", ROOT / "solution
 solution = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(solution)
 
-TEST_SEEDS = SEEDS[:2]  # the baselines' tables, on two full practice worlds
 SHORT = 0.3  # the capstone's time limit under test: the check's own code is not counted, so this is plenty
 LEDGER_THINK = LedgerLLM.think
 
@@ -106,7 +107,7 @@ def test_a_lookup_table_of_answers_is_refused_even_for_the_very_worlds_of_the_ch
 
 def test_a_copied_printout_is_refused(practice_full):
     # What the chapter prints in its error analysis: questions with the expected answer, from the practice worlds.
-    react = next(s for s in baselines(TEST_SEEDS) if s.name == "ReAct")
+    react = next(s for s in baselines() if s.name == "ReAct")
     printout = "\n".join(capstone.examples(react, category) for category in CATEGORIES)
     lines = printout.splitlines()
     printed = {}  # question -> the expected answer printed under it
@@ -417,12 +418,27 @@ def test_the_stand_in_knows_a_drawn_world_only_inside_the_model_the_worlds_proce
     assert "no script" in own.llm.calls[0].note
 
 
+def test_the_shipped_baselines_are_what_the_worlds_process_computes_on_one_of_their_worlds():
+    """baselines() on the practice worlds reads data/capstone_baselines.json.gz; the world's process computes the
+    same rows now (each world's runs depend on that world alone, so one of them will do)."""
+    shipped = capstone.baselines_file()
+    assert (shipped["seeds"], shipped["rate"]) == (list(SEEDS), capstone.RATE)
+    seed = SEEDS[-1]
+    now = {s.name: s for s in baselines((seed,))}  # not the practice seeds: computed in the world's process
+    read = {s.name: s for s in baselines()}
+    assert list(now) == list(read) == list(PARADIGMS)
+    for name, standing in now.items():
+        rows = [dataclasses.replace(r, world=1) for r in read[name].rows if r.seed == seed]
+        assert rows and rows == list(standing.rows), name
+        assert read[name].per_world[-1] == standing.per_world[0], name
+
+
 def test_every_baseline_fails_the_memory_and_sends_what_it_must_not():
-    for s in baselines(TEST_SEEDS):
+    for s in baselines():
         assert s.by_category["memory"] == 0, s.name
         leaks = [r for r in s.rows if r.failure == "sent a message it must not"]
         assert leaks or s.name == "Plan-and-Solve", s.name  # Plan-and-Solve has no tools: it sends nothing at all
-    react = next(s for s in baselines(TEST_SEEDS) if s.name == "ReAct")
+    react = next(s for s in baselines() if s.name == "ReAct")
     assert {r.failure for r in react.rows if r.category == "memory"} <= {"refused an answerable task", "wrong answer"}
 
 
@@ -460,12 +476,12 @@ def test_a_blind_plan_names_the_evidence_and_never_the_answer_it_has_not_read():
 
 
 def test_the_failure_table_counts_runs_out_of_the_runs_of_each_category_and_keeps_tokens_apart():
-    react = next(s for s in baselines(TEST_SEEDS) if s.name == "ReAct")
+    react = next(s for s in baselines() if s.name == "ReAct")
     head, *rows = capstone.failure_table(react).split("\n")
     counts, tokens = rows[:rows.index("")], rows[rows.index("") + 1:]
     table = {line[:-12 * len(CATEGORIES)].strip(): line[-12 * len(CATEGORIES):].split() for line in counts}
     runs = [int(n) for n in table.pop("runs in all")]
-    assert runs == [sum(r.category == c for r in react.rows) for c in CATEGORIES] == [16 * len(TEST_SEEDS)] * 6
+    assert runs == [sum(r.category == c for r in react.rows) for c in CATEGORIES] == [16 * len(SEEDS)] * 6
     failed = [sum(int(row[i]) for row in table.values()) for i in range(len(CATEGORIES))]
     assert failed == [sum(not r.correct for r in react.rows if r.category == c) for c in CATEGORIES]
     assert len(tokens) == 1 and tokens[0].startswith("mean tokens per run")

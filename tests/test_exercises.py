@@ -124,11 +124,15 @@ def test_every_worked_solution_passes_its_check(id, chapter, monkeypatch):
     forked = check(id, solutions(chapter)[id], seed=11)
     assert forked.ok and forked.path == expected_path(id), forked.text
     monkeypatch.setenv("AGENTKIT_CHECKS", "in-process")
-    here = check(id, solutions(chapter)[id], seed=11)
     if id == "14.capstone":  # its standing draws its worlds in a process of its own, not from the seed
+        from agentkit import capstone  # in-process, on one task per template: the full check ran just above
+
+        monkeypatch.setattr(capstone, "check_worlds", lambda: {"seeds": capstone.SEEDS, "per_template": 1})
+        here = check(id, solutions(chapter)[id], seed=11)
         assert here.status == forked.status, here.text
-    else:
-        assert (here.status, here.text) == (forked.status, forked.text)
+        return
+    here = check(id, solutions(chapter)[id], seed=11)
+    assert (here.status, here.text) == (forked.status, forked.text)
 
 
 @pytest.mark.parametrize("id, chapter", WRITTEN, ids=[id for id, _ in WRITTEN])

@@ -184,11 +184,14 @@ def test_agentkit_outside_the_sandbox_calls_nothing_linux_only():
     """
     import ast
 
+    # Only files whose text holds one of the words are parsed: the package is 1.5 MB of source.
+    words = re.compile(r"\b(?:%s)\b|/proc" % "|".join(sorted(POSIX_ONLY_MODULES | POSIX_ONLY_NAMES)))
     found = []
     for path in sorted((ROOT / "agentkit").rglob("*.py")):
-        if path.name.startswith("sandbox"):
+        text = path.read_text(encoding="utf-8")
+        if path.name.startswith("sandbox") or not words.search(text):
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(ast.parse(text)):
             names = []
             if isinstance(node, ast.Import):
                 names = [a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in POSIX_ONLY_MODULES]
