@@ -190,6 +190,8 @@ def offences(notebook):
         if _FACT_SHEET.search(text):
             found.setdefault(cell["id"], set()).add("fact sheet")
         found.setdefault(cell["id"], set()).update(m.lower() for m in _TEST_VOCABULARY.findall(text))
+        if cell["cell_type"] == "code":  # its comments are read too (the tags tell the tests what to compare)
+            found[cell["id"]].update(m.lower() for m in _TEST_VOCABULARY.findall("".join(cell["source"])))
     return {cell: sorted(what) for cell, what in found.items() if what}
 
 

@@ -418,7 +418,7 @@ def test_a_hanging_tool_is_stopped_at_its_timeout_and_logged():
     tools.register("Echo", lambda text: text, "repeat", timeout_s=0.3)
     start = time.perf_counter()
     output = tools.run("Hang", "x")
-    assert time.perf_counter() - start < 3
+    assert time.perf_counter() - start < 15  # a backstop: a call left hanging would take 30 s
     assert output == "error: tool Hang timed out after 0.3 s and was stopped"
     assert unwound == ["x"] and not release.is_set()
     assert tools.run("Echo", "next") == "next"
@@ -447,7 +447,7 @@ def test_a_tool_that_swallows_the_timeout_is_interrupted_again_until_it_stops(mo
     tools.register("Stubborn", stubborn, "swallows the first interruption", timeout_s=0.2)
     start = time.perf_counter()
     assert tools.run("Stubborn", "x") == "error: tool Stubborn timed out after 0.2 s and was stopped"
-    assert len(tries) == 2 and time.perf_counter() - start < 5
+    assert len(tries) == 2 and time.perf_counter() - start < 9  # a backstop: one missed re-raise sleeps 10 s more
 
 
 def test_off_the_main_thread_a_hanging_tool_is_given_up_on_a_worker_thread():
@@ -505,7 +505,7 @@ def test_a_tool_inside_a_tool_is_timed_too_and_the_outer_deadline_holds():
     try:
         start = time.perf_counter()
         assert outer.run("Agent", "x") == "error: tool Agent timed out after 0.3 s and was stopped"
-        assert time.perf_counter() - start < 5  # the inner call (on a worker: the timer was taken) did not hold it
+        assert time.perf_counter() - start < 15  # backstop: the inner call (a worker's: the timer was taken) would hold it 20 s
     finally:
         release.set()
 
