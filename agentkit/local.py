@@ -61,6 +61,14 @@ def default_threads() -> int:
     return max(1, min(2, (os.cpu_count() or 2) - 1))
 
 
+def explained(reason: str) -> str:
+    """Why the server did not start, with what to do when a system library the llama.cpp wheel links to is missing."""
+    if "cannot open shared object file" in reason:
+        return reason + (" (the llama.cpp wheel needs that system library: on Debian and Ubuntu, libgomp.so.1 comes "
+                         "with `apt-get install libgomp1`)")
+    return reason
+
+
 class LocalServer:
     """llama.cpp's OpenAI-compatible server for one GGUF model, in a child process.
 
@@ -123,7 +131,7 @@ class LocalServer:
                 pass
             tail = self.log_tail()
             self.stop()
-            raise LLMError(f"The local llama.cpp server did not start: {reason}. Its log:\n{tail}")
+            raise LLMError(f"The local llama.cpp server did not start: {explained(reason)}. Its log:\n{tail}")
         self.address, self.load_s = status["address"], status["load_s"]
         return self
 

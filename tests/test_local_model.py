@@ -87,6 +87,12 @@ def test_a_server_that_cannot_start_says_why_and_leaves_nothing(tmp_path):
     assert not srv.running and server_children() == []
 
 
+def test_a_missing_system_library_is_named_with_what_installs_it():
+    reason = "ImportError: libgomp.so.1: cannot open shared object file: No such file or directory"
+    assert local.explained(reason).startswith(reason) and "apt-get install libgomp1" in local.explained(reason)
+    assert local.explained("the server process ended before it was ready") == "the server process ended before it was ready"
+
+
 # A learner's kernel: get_llm("local") twice, then Python exits without stopping anything.
 LEARNER_SESSION = """
 import json
