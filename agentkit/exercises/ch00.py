@@ -5,6 +5,7 @@ import copy
 import re
 
 from .. import tokens
+from ..i18n import tr
 from ..llm import Rule, ScriptedLLM, ledger_totals
 from ..modes import get_llm
 from . import Fail, NotDone, call, cases, exercise, question, reference
@@ -176,7 +177,7 @@ DRAWN_CHATS = 2
           forbid=("agentkit.llm:ledger_totals",), objects=False)
 def _bill(resent_tokens):
     if not callable(resent_tokens):
-        raise Fail("your answer", "a function resent_tokens(history) -> int", repr(resent_tokens), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function resent_tokens(history) -> int"), repr(resent_tokens), tr("define it with def."))
     bills = []
     chats = [*BILL_CHATS, ("You are a note taker.", [], "a chat that never called the model"),
              *(unseen_chat() for _ in range(DRAWN_CHATS))]
@@ -185,7 +186,7 @@ def _bill(resent_tokens):
         said = call(resent_tokens, copy.deepcopy(history), case=what, hint="")
         truth, calls = ledger_bill(system, turns)
         if isinstance(said, bool) or not isinstance(said, (int, float)):
-            raise Fail(what, "a number of tokens", repr(said), "return the total as an int.")
+            raise Fail(what, tr("a number of tokens"), repr(said), tr("return the total as an int."))
         if said != truth:
             hint = _known_mistakes(history).get(said, "sum tokens.count_messages(...) over the prompts the loop sent: "
                                                       "every prefix of the history that ends just before a reply.")
@@ -206,28 +207,28 @@ def _bill(resent_tokens):
           "Set `attempt` to a name and a prompt that tells that name and asks for it, which the stand-in still misses.", objects=False)
 def _break(attempt):
     if not isinstance(attempt, dict):
-        raise Fail("your answer", 'a dict {"name": ..., "prompt": ...}', type(attempt).__name__,
-                   "copy the dict from the exercise cell.")
+        raise Fail(tr("your answer"), tr('a dict {"name": ..., "prompt": ...}'), type(attempt).__name__,
+                   tr("copy the dict from the exercise cell."))
     name, prompt = attempt.get("name"), attempt.get("prompt")
     if name is None or name is Ellipsis or prompt is None or prompt is Ellipsis:
         raise NotDone()
     if not isinstance(name, str) or not isinstance(prompt, str) or not name.strip():
-        raise Fail("your answer", "a name and a prompt, both strings", f"{name!r}, {prompt!r}", "write both as text.")
+        raise Fail(tr("your answer"), tr("a name and a prompt, both strings"), f"{name!r}, {prompt!r}", tr("write both as text."))
     if not re.search(r"\b" + re.escape(name.strip()) + r"\b", prompt, re.IGNORECASE):
-        raise Fail("the prompt", f"a prompt that tells the name {name.strip()!r}", repr(prompt[:120]),
-                   "the stand-in can only miss a name the prompt gives: put the name in it, in your own words.")
+        raise Fail(tr("the prompt"), f"a prompt that tells the name {name.strip()!r}", repr(prompt[:120]),
+                   tr("the stand-in can only miss a name the prompt gives: put the name in it, in your own words."))
     llm = get_llm("fake")
     reply = llm.think(prompt)
     record = llm.calls[-1]
     if record.note != "rule: whats-my-name":
-        raise Fail("the stand-in's ledger", "the name rule answering (note 'rule: whats-my-name')",
+        raise Fail(tr("the stand-in's ledger"), tr("the name rule answering (note 'rule: whats-my-name')"),
                    f"note {record.note!r}, reply {reply[:70]!r}",
-                   "ask 'What is my name?' in the prompt: that question is what the name rule answers (section 1); "
-                   "with no rule the ledger says 'no script'.")
+                   tr("ask 'What is my name?' in the prompt: that question is what the name rule answers (section 1); "
+                      "with no rule the ledger says 'no script'."))
     if name.strip().casefold() in reply.casefold():
-        raise Fail("the stand-in's reply", "a reply that misses the name", repr(reply),
-                   "it found the name: section 1 says what it reads, the last 'my name is ...' in the prompt. "
-                   "People tell their names in other words too.")
+        raise Fail(tr("the stand-in's reply"), tr("a reply that misses the name"), repr(reply),
+                   tr("it found the name: section 1 says what it reads, the last 'my name is ...' in the prompt. "
+                      "People tell their names in other words too."))
     return (f"The stand-in replied {reply!r} (ledger: {record.note}, {record.prompt_tokens} prompt tokens). "
             "Any reader of English would have found the name; the stand-in knows one phrase. It is an instrument "
             "for the loop, not a model: every figure it makes measures the code around it, never understanding.")

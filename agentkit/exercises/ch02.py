@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from ..i18n import tr, tr_later
 from ..llm import Rule, ScriptedLLM
 from ..modes import get_llm
 from ..react import REACT_MARKER, ROLE_PROMPT, ReActAgent
@@ -102,22 +103,22 @@ def parse_truth(reply: str) -> tuple:
 
 
 PARSE_HINTS = {
-    0: "read the first 'Action: Tool[input]': the tool name before '[', the input inside the brackets.",
-    1: "Finish is read like any tool: ('Finish', the answer).",
-    2: "models vary the case: match the label without regard to case (re.IGNORECASE); section 2's table shows "
-       "tiny_parse missing this one.",
-    3: "the input ends at the ']' that matches its '[': count the brackets. A lazy (.*?) stops at the first ']'.",
-    4: "take the FIRST action, from its own line only: everything after it is text the model invented "
-       "(never run it; chapter 03 shows what it costs). Under re.DOTALL a greedy group runs into those lines.",
-    5: "the input ends at the ']' that matches its '[': a greedy (.*) runs to the last ']' on the line.",
-    6: "a reply with no action is (None, None), never an exception: the loop sends a format reminder back (section 2).",
+    0: tr_later("read the first 'Action: Tool[input]': the tool name before '[', the input inside the brackets."),
+    1: tr_later("Finish is read like any tool: ('Finish', the answer)."),
+    2: tr_later("models vary the case: match the label without regard to case (re.IGNORECASE); section 2's table shows "
+                "tiny_parse missing this one."),
+    3: tr_later("the input ends at the ']' that matches its '[': count the brackets. A lazy (.*?) stops at the first ']'."),
+    4: tr_later("take the FIRST action, from its own line only: everything after it is text the model invented "
+                "(never run it; chapter 03 shows what it costs). Under re.DOTALL a greedy group runs into those lines."),
+    5: tr_later("the input ends at the ']' that matches its '[': a greedy (.*) runs to the last ']' on the line."),
+    6: tr_later("a reply with no action is (None, None), never an exception: the loop sends a format reminder back (section 2)."),
 }
 
 
 PARSE_WORDS = ("Ada", "Lovelace", "birth", "year", "Grace", "Hopper", "list", "of", "primes", "under", "the", "Eiffel",
                "Tower", "height", "2024", "1955", "365", "+", "*", "-", "city", "Oslo", "rainfall")
-H_UNSEEN = ("a reply drawn for this check: the first 'Action:' label in any case, the tool name before '[', the "
-            "input up to the ']' that matches its '[' on that line; (None, None) when there is no action.")
+H_UNSEEN = (tr_later("a reply drawn for this check: the first 'Action:' label in any case, the tool name before '[', the "
+                     "input up to the ']' that matches its '[' on that line; (None, None) when there is no action."))
 
 
 def _words(rng, low: int, high: int) -> str:
@@ -163,7 +164,7 @@ def run_with_parser(llm, parse, max_steps: int = 5) -> str:
     for _ in range(max_steps):
         prompt = [{"role": "system", "content": ROLE_PROMPT.format(tools=tools.describe())},
                   {"role": "user", "content": "\n\n".join([f"Question: {CHECKPOINT_QUESTION}", *history])}]
-        tool, argument = call(parse, llm.think(prompt), case="the live run", hint=PARSE_HINTS[6])
+        tool, argument = call(parse, llm.think(prompt), case=tr("the live run"), hint=PARSE_HINTS[6])
         if tool and str(tool).lower() == "finish":
             return str(argument).strip()
         observation = tools.run(tool, argument) if tool else "No Action found; follow the format."
@@ -187,7 +188,7 @@ DRAWN_REPLIES = 8
           forbid=("agentkit.parsing:parse_reply", "agentkit.parsing:naive_parse"), objects=False)
 def _parse(my_parse):
     if not callable(my_parse):
-        raise Fail("your answer", "a function my_parse(reply) -> (tool, input)", repr(my_parse), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_parse(reply) -> (tool, input)"), repr(my_parse), tr("define it with def."))
     drawn = [(unseen_reply(), "a reply drawn for this check") for _ in range(DRAWN_REPLIES)]
     for number, (reply, what) in enumerate(PARSE_CASES + drawn):
         hint = PARSE_HINTS.get(number, H_UNSEEN)
@@ -195,7 +196,7 @@ def _parse(my_parse):
         expected = parse_truth(reply)
         if said is None:
             raise Fail(f"{what}: {reply!r}", repr(expected), "None",
-                       "your function returned nothing: return a pair, (tool, input) or (None, None).")
+                       tr("your function returned nothing: return a pair, (tool, input) or (None, None)."))
         same = (isinstance(said, tuple) and said[1] == expected[1]
                 and (said[0] == expected[0] or (said[0] or "").lower() == (expected[0] or "").lower()))
         if not same:
@@ -204,7 +205,7 @@ def _parse(my_parse):
     for name, llm in (("checkpoint", get_llm("fake")), ("inventor", inventor())):
         answers[name] = (run_with_parser(llm, my_parse), len(llm.calls))
     if answers["checkpoint"][0] != "25185" or answers["inventor"][0] != "25185":
-        raise Fail("the live runs", "25185 from both stand-ins",
+        raise Fail(tr("the live runs"), tr("25185 from both stand-ins"),
                    f"checkpoint: {answers['checkpoint'][0]!r}; inventor: {answers['inventor'][0]!r}", PARSE_HINTS[4])
     return (f"Your parser read all {len(PARSE_CASES) + len(drawn)} replies as meant ({len(PARSE_CASES)} of set shapes, "
             f"{len(drawn)} drawn for this check), and drove the loop to 25185 in "
@@ -227,27 +228,27 @@ def budget_run(question: str, max_steps: int) -> ReActAgent:
           "Set `budgets` to the largest max_steps at which each run still stops without an answer.", objects=False)
 def _break(budgets):
     if not isinstance(budgets, dict):
-        raise Fail("your answer", 'a dict {"checkpoint": ..., "savings": ...}', type(budgets).__name__,
-                   "copy the dict from the exercise cell.")
+        raise Fail(tr("your answer"), tr('a dict {"checkpoint": ..., "savings": ...}'), type(budgets).__name__,
+                   tr("copy the dict from the exercise cell."))
     report = []
     for name, question_text in BREAK_RUNS.items():
         budget = budgets.get(name)
         if budget is None or budget is Ellipsis:
             raise NotDone()
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-            raise Fail(f"{name}, max_steps={budget!r}", "a whole number, at least 1", repr(budget),
-                       "a run gets at least one step: ReActAgent refuses max_steps below 1.")
+            raise Fail(f"{name}, max_steps={budget!r}", tr("a whole number, at least 1"), repr(budget),
+                       tr("a run gets at least one step: ReActAgent refuses max_steps below 1."))
         cut, more = budget_run(question_text, budget), budget_run(question_text, budget + 1)
         if cut.stop_reason == "finished":
-            raise Fail(f"{name}, max_steps={budget}", "stopped by max_steps, no answer",
+            raise Fail(f"{name}, max_steps={budget}", tr("stopped by max_steps, no answer"),
                        f"finished with {cut.answer!r} in {len(cut.llm.calls)} LLM calls",
-                       "the Finish reply is a step too: it takes one LLM call, and no tool call. Count the calls "
-                       "the run needs, Finish included, and stop one short (section 2's ledger, section 4's run).")
+                       tr("the Finish reply is a step too: it takes one LLM call, and no tool call. Count the calls "
+                          "the run needs, Finish included, and stop one short (section 2's ledger, section 4's run)."))
         if more.stop_reason != "finished":
-            raise Fail(f"{name}, max_steps={budget}", "the largest budget that cuts the run short",
+            raise Fail(f"{name}, max_steps={budget}", tr("the largest budget that cuts the run short"),
                        f"cut short, and with max_steps={budget + 1} still cut short",
-                       "you cut it short, but with one more step it would still be cut: find the largest budget. "
-                       "Every tool call the run needs is a step, and the Finish is one more.")
+                       tr("you cut it short, but with one more step it would still be cut: find the largest budget. "
+                          "Every tool call the run needs is a step, and the Finish is one more."))
         spent = sum(c.prompt_tokens for c in cut.llm.calls)
         report.append(f"{name}, max_steps={budget}: {len(cut.llm.calls)} LLM calls, {len(cut.tools.log)} tool calls, "
                       f"{spent} prompt tokens, last observation {cut.trace[-1].observation!r}, answer: none")

@@ -1,6 +1,7 @@
 """Chapter 03's exercises: a prediction read from the ledgers, a fuse to build, a parser to break, two questions."""
 from __future__ import annotations
 
+from ..i18n import tr, tr_later
 from ..llm import Rule, ScriptedLLM
 from ..modes import get_llm
 from ..parsing import naive_parse, parse_reply
@@ -73,20 +74,20 @@ FUSE_CASES = [  # (actions so far, the last one just asked for; what the case is
     ([("Search", "a"), ("Calculate", "a")], "the same input to another tool"),
 ]
 FUSE_HINTS = {
-    0: "the same call twice in a row is the plainest repeat: compare the last action with the one before it.",
-    1: "chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that. "
-       "Look back two actions (section 2 builds the one-step version).",
-    2: "chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that.",
-    3: "normalise as section 2's tiny_react does: the tool name lower-cased, the input with its whitespace "
-       "folded (' '.join(text.split())) and casefold()ed.",
-    4: "only a repeat should stop the run: a different tool, or a new input, is progress.",
-    5: "look back at most two actions: further back, a repeat is as likely a legitimate return.",
-    6: "a call is the tool AND its input: the same text sent to another tool is not a repeat.",
+    0: tr_later("the same call twice in a row is the plainest repeat: compare the last action with the one before it."),
+    1: tr_later("chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that. "
+                "Look back two actions (section 2 builds the one-step version)."),
+    2: tr_later("chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that."),
+    3: tr_later("normalise as section 2's tiny_react does: the tool name lower-cased, the input with its whitespace "
+                "folded (' '.join(text.split())) and casefold()ed."),
+    4: tr_later("only a repeat should stop the run: a different tool, or a new input, is progress."),
+    5: tr_later("look back at most two actions: further back, a repeat is as likely a legitimate return."),
+    6: tr_later("a call is the tool AND its input: the same text sent to another tool is not a repeat."),
 }
 
 
-H_UNSEEN = ("a run drawn for this check: stop when the last (tool, input) repeats one of the two actions before it, "
-            "the tool name compared in lower case and the input with its whitespace folded and casefold()ed.")
+H_UNSEEN = (tr_later("a run drawn for this check: stop when the last (tool, input) repeats one of the two actions before it, "
+                     "the tool name compared in lower case and the input with its whitespace folded and casefold()ed."))
 FUSE_TOOLS = ("Search", "Calculate", "Lookup")
 FUSE_TEXTS = ("Steve Jobs", "Ada Lovelace", "2024 - 1955", "Grace Hopper birth", "Oslo rainfall")
 
@@ -146,7 +147,7 @@ def run_with_fuse(llm, tools, fuse, max_steps: int = 6) -> tuple:
           "folded, in any case.", objects=False)
 def _fuse(fuse):
     if not callable(fuse):
-        raise Fail("your answer", "a function my_fuse(actions) -> bool", repr(fuse), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_fuse(actions) -> bool"), repr(fuse), tr("define it with def."))
     for number, (actions, what) in enumerate(FUSE_CASES + unseen_runs()):
         hint = FUSE_HINTS.get(number, H_UNSEEN)
         said = call(fuse, [tuple(a) for a in actions], case=what, hint=hint)
@@ -159,7 +160,7 @@ def _fuse(fuse):
     healthy, healthy_tools = get_llm("fake"), sick_executor()
     healthy_answer, healthy_stop = run_with_fuse(healthy, healthy_tools, fuse)
     if stop != "fuse" or healthy_stop != "finished":
-        raise Fail("the live runs", "the stutterer stopped by your fuse, the checkpoint run finished",
+        raise Fail(tr("the live runs"), tr("the stutterer stopped by your fuse, the checkpoint run finished"),
                    f"stutterer: {stop}; checkpoint: {healthy_stop}", FUSE_HINTS[1])
     return (f"On the stutterer stand-in your fuse stopped the run after {len(sick.calls)} LLM calls and "
             f"{len(tools.log)} tool calls (ledgers); the healthy checkpoint run still finished, {healthy_answer}, "
@@ -200,23 +201,23 @@ def _inventor_calls(make) -> list:
           "parse_reply must not.", objects=False)
 def _break(reply):
     if not isinstance(reply, str):
-        raise Fail("your answer", "a str: one model reply", type(reply).__name__, "write the reply as a string.")
+        raise Fail(tr("your answer"), tr("a str: one model reply"), type(reply).__name__, tr("write the reply as a string."))
     if _printed(reply):
-        raise Fail("your reply", "a reply of your own", f"{shown(reply, 100)}: its invented lines are section 4's "
+        raise Fail(tr("your reply"), tr("a reply of your own"), f"{shown(reply, 100)}: its invented lines are section 4's "
                    f"({shown(_printed(reply), 80)}), whole, cut or edited",
-                   "section 4 runs that reply already: write one of your own, with invented lines of your "
-                   "choosing after the Action.")
+                   tr("section 4 runs that reply already: write one of your own, with invented lines of your "
+                      "choosing after the Action."))
     naive, defended = naive_parse(reply), parse_reply(reply)
     if not naive.action or naive.is_finish:
-        raise Fail("naive_parse(reply)", "a tool call (Search[...])", f"action {naive.action!r}",
-                   "start with a Thought and an Action line that calls Search; the incident's model did.")
+        raise Fail("naive_parse(reply)", tr("a tool call (Search[...])"), f"action {naive.action!r}",
+                   tr("start with a Thought and an Action line that calls Search; the incident's model did."))
     if "Observation" not in naive.argument:
-        raise Fail("naive_parse(reply).argument", "text with an invented Observation line in it",
-                   repr(naive.argument[:120]), "the invented lines must come AFTER the Action line: under DOTALL the "
-                   "incident's regex runs from the first 'Action:' to the end of the reply (section 4).")
+        raise Fail("naive_parse(reply).argument", tr("text with an invented Observation line in it"),
+                   repr(naive.argument[:120]), tr("the invented lines must come AFTER the Action line: under DOTALL the "
+                      "incident's regex runs from the first 'Action:' to the end of the reply (section 4)."))
     if "Observation" in defended.argument or not defended.invented_observation:
-        raise Fail("parse_reply(reply)", "the Action line's input only, the invented text flagged",
-                   repr(defended.argument[:120]), "parse_reply keeps the Action line only; give it one on its own line.")
+        raise Fail("parse_reply(reply)", tr("the Action line's input only, the invented text flagged"),
+                   repr(defended.argument[:120]), tr("parse_reply keeps the Action line only; give it one on its own line."))
     lengths = {}
     for name, parse in (("naive_parse", naive_parse), ("parse_reply", parse_reply)):
         tools = incident_executor()

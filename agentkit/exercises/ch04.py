@@ -2,6 +2,7 @@
 two questions."""
 from __future__ import annotations
 
+from ..i18n import tr, tr_later
 from ..modes import get_llm
 from ..plan import (MAX_PLAN_STEPS, PLANNER_PROMPT, PLANNER_ROLE, REPLAN_HEADER, Executor,
                     PlanAndExecuteAgent, StepResult, inject_failure, parse_plan)
@@ -137,18 +138,18 @@ def _judged(parse, raw: str, what: str, hint: str) -> None:
         if f.got.startswith("ValueError"):
             got, raised = None, f.got
         elif plan_truth(raw) is None:
-            raise Fail(f.case, "ValueError (no valid plan)", f.got, hint) from None
+            raise Fail(f.case, tr("ValueError (no valid plan)"), f.got, hint) from None
         else:
             raise
     steps = plan_truth(raw)
     if steps is not None and (raised or got != steps):
         raise Fail(f"{what}: {raw!r}", repr(steps), raised or shown(got), hint)
     if steps is None and raised is None:
-        raise Fail(f"{what}: {raw[:60]!r}", "ValueError (no valid plan)", f"returned {shown(got, 100)}", hint)
+        raise Fail(f"{what}: {raw[:60]!r}", tr("ValueError (no valid plan)"), f"returned {shown(got, 100)}", hint)
     if steps is None and raw[:20] not in raised and repr(raw[:20])[1:-1] not in raised:
-        raise Fail(f"{what}: {raw[:60]!r}", "a ValueError that quotes the start of the reply", raised[:120],
-                   "quote the raw reply in the message, so whoever reads the error sees what the model actually "
-                   "wrote (section 3).")
+        raise Fail(f"{what}: {raw[:60]!r}", tr("a ValueError that quotes the start of the reply"), raised[:120],
+                   tr("quote the raw reply in the message, so whoever reads the error sees what the model actually "
+                      "wrote (section 3)."))
 
 
 @exercise("04.validate", "build", "A plan validator",
@@ -156,7 +157,7 @@ def _judged(parse, raw: str, what: str, hint: str) -> None:
           "parse_plan is refused.", forbid=("agentkit.plan:parse_plan",), objects=False)
 def _validate(parse):
     if not callable(parse):
-        raise Fail("your answer", "a function my_parse_plan(raw) -> list of str", repr(parse), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_parse_plan(raw) -> list of str"), repr(parse), tr("define it with def."))
     for raw, what, hint in PLAN_CASES:
         _judged(parse, raw, what, hint)
     for raw in [unseen_plan() for _ in range(8)]:
@@ -165,9 +166,9 @@ def _validate(parse):
     llm = get_llm("fake")
     raw = llm.think(PLANNER_PROMPT.format(role=PLANNER_ROLE, max_steps=MAX_PLAN_STEPS, tools="",
                                           question=APPLES_QUESTION))
-    plan = call(parse, raw, case="the stand-in planner's reply to the apples question", hint=PLAN_CASES[0][2])
+    plan = call(parse, raw, case=tr("the stand-in planner's reply to the apples question"), hint=PLAN_CASES[0][2])
     if plan != plan_truth(raw):
-        raise Fail("the stand-in planner's reply to the apples question", repr(plan_truth(raw)), f"{plan!r:.120}",
+        raise Fail(tr("the stand-in planner's reply to the apples question"), repr(plan_truth(raw)), f"{plan!r:.120}",
                    PLAN_CASES[0][2])
     executor, done = Executor(llm), []
     for index, step in enumerate(plan):
@@ -180,18 +181,18 @@ def _validate(parse):
 # --- 04.replan: inject a failure that forces two replans, and still get the answer ------------------
 
 REPLAN_HINTS = {
-    "tool": "the injection wraps a registered tool: the years task uses Search and Calculate (section 5).",
-    "failures": "failures is a whole number of failing calls, or None for every call.",
-    "never": "the failure never fired: the text must appear in a tool's INPUT (what the Action sent, e.g. "
-             "Search[Alan Turing]), not in the step's wording. Section 6 prints every tool call with its input.",
-    "retried": "a retry absorbed the failure: with max_attempts=2 a step gets two tries in total, so a tool "
-               "that fails only once is a transient failure, and no replan follows (section 6).",
-    "routed": "the new plan routed around your failure: its step sent a tool input your text does not catch. "
-              "Compare the plans in section 6, and choose a text that is in the old query and in the new one.",
-    "ran out": "your failures ran out during the second plan: each plan gives the failing step max_attempts=2 "
-               "tries, so count the tries the first two plans take.",
-    "budget": "the failure outlasted the replan budget (max_replans=2) and the run stopped without an answer: "
-              "let the tool fail a limited number of times, so that the third plan gets through.",
+    "tool": tr_later("the injection wraps a registered tool: the years task uses Search and Calculate (section 5)."),
+    "failures": tr_later("failures is a whole number of failing calls, or None for every call."),
+    "never": tr_later("the failure never fired: the text must appear in a tool's INPUT (what the Action sent, e.g. "
+                      "Search[Alan Turing]), not in the step's wording. Section 6 prints every tool call with its input."),
+    "retried": tr_later("a retry absorbed the failure: with max_attempts=2 a step gets two tries in total, so a tool "
+                        "that fails only once is a transient failure, and no replan follows (section 6)."),
+    "routed": tr_later("the new plan routed around your failure: its step sent a tool input your text does not catch. "
+                       "Compare the plans in section 6, and choose a text that is in the old query and in the new one."),
+    "ran out": tr_later("your failures ran out during the second plan: each plan gives the failing step max_attempts=2 "
+                        "tries, so count the tries the first two plans take."),
+    "budget": tr_later("the failure outlasted the replan budget (max_replans=2) and the run stopped without an answer: "
+                       "let the tool fail a limited number of times, so that the third plan gets through."),
 }
 
 
@@ -199,17 +200,17 @@ REPLAN_HINTS = {
           "Set `injection` to {\"tool\": ..., \"text\": ..., \"failures\": ...}: two replans, and the answer still 97.", objects=False)
 def _replan(injection):
     if not isinstance(injection, dict):
-        raise Fail("your answer", 'a dict {"tool": ..., "text": ..., "failures": ...}', type(injection).__name__,
-                   "copy the dict from the exercise cell and fill it in.")
+        raise Fail(tr("your answer"), tr('a dict {"tool": ..., "text": ..., "failures": ...}'), type(injection).__name__,
+                   tr("copy the dict from the exercise cell and fill it in."))
     if any(injection.get(key, ...) is ... for key in ("tool", "text", "failures")):
         raise NotDone()
     tool, text, failures = injection["tool"], injection["text"], injection["failures"]
     if tool not in ("Search", "Calculate"):
-        raise Fail("the tool", "Search or Calculate", repr(tool), REPLAN_HINTS["tool"])
+        raise Fail(tr("the tool"), tr("Search or Calculate"), repr(tool), REPLAN_HINTS["tool"])
     if not isinstance(text, str) or not text:
-        raise Fail("the text", "a non-empty str", repr(text), "the text that a tool input must contain to fail.")
+        raise Fail(tr("the text"), tr("a non-empty str"), repr(text), tr("the text that a tool input must contain to fail."))
     if failures is not None and (not isinstance(failures, int) or isinstance(failures, bool) or failures < 1):
-        raise Fail("failures", "a whole number of at least 1, or None", repr(failures), REPLAN_HINTS["failures"])
+        raise Fail("failures", tr("a whole number of at least 1, or None"), repr(failures), REPLAN_HINTS["failures"])
     tools = default_executor()
     inject_failure(tools, tool, text, failures)
     agent = PlanAndExecuteAgent(get_llm("fake"), tools)

@@ -7,6 +7,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from ..i18n import tr, tr_later
 from ..llm import Rule, ScriptedLLM
 from ..modes import get_llm
 from ..reflection import draft_messages, extract_code, review_messages, revise_messages
@@ -72,16 +73,16 @@ def verdict_truth(review: str) -> str:
     found = _VERDICT_LINE.fullmatch(lines[-1]) if lines else None
     return found.group(1).lower() if found else "missing"
 VERDICT_HINTS = {
-    2: "look only at the last non-empty line, never for the word anywhere (section 1's sloppy check).",
-    3: "the verdict counts only on the LAST non-empty line: anything after it may take it back.",
-    4: "the whole last line must be the verdict: match it with ^ and $ (a full match), not a search.",
-    5: "skip blank lines (line.strip()), and ignore case and the spaces around the words.",
-    6: "a model often wraps the line in Markdown: allow ** around it, as parse_verdict does.",
-    7: "a review with no lines has no verdict: return 'missing', never index an empty list.",
-    8: "blank lines are no lines: a review of spaces has no verdict, and must not raise.",
+    2: tr_later("look only at the last non-empty line, never for the word anywhere (section 1's sloppy check)."),
+    3: tr_later("the verdict counts only on the LAST non-empty line: anything after it may take it back."),
+    4: tr_later("the whole last line must be the verdict: match it with ^ and $ (a full match), not a search."),
+    5: tr_later("skip blank lines (line.strip()), and ignore case and the spaces around the words."),
+    6: tr_later("a model often wraps the line in Markdown: allow ** around it, as parse_verdict does."),
+    7: tr_later("a review with no lines has no verdict: return 'missing', never index an empty list."),
+    8: tr_later("blank lines are no lines: a review of spaces has no verdict, and must not raise."),
 }
-H_UNSEEN = ("a review drawn for this check: only its last non-empty line counts, and all of it must be the verdict "
-            "line (any case, spaces around the words, ** around the line); anything else is 'missing'.")
+H_UNSEEN = (tr_later("a review drawn for this check: only its last non-empty line counts, and all of it must be the verdict "
+                     "line (any case, spaces around the words, ** around the line); anything else is 'missing'."))
 PROSE = ("Notes: the loop is fine.", "This cannot pass as it is.", "The code passes n = 10.", "Revise the name.",
          "VERDICT: PASS is what I would like to say, but no.", "One more thing: n < 2 fails.")
 
@@ -133,7 +134,7 @@ def run_with_verdict(llm, verdict, max_iterations: int = 3) -> tuple:
           "agentkit's parse_verdict is refused.", forbid=("agentkit.reflection:parse_verdict",), objects=False)
 def _verdict(verdict):
     if not callable(verdict):
-        raise Fail("your answer", "a function my_verdict(review) -> str", repr(verdict), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_verdict(review) -> str"), repr(verdict), tr("define it with def."))
     drawn = unseen_reviews()
     for number, (review, what) in enumerate(VERDICT_CASES + drawn):
         hint = VERDICT_HINTS.get(number, H_UNSEEN if number >= len(VERDICT_CASES) else
@@ -147,7 +148,7 @@ def _verdict(verdict):
     healthy = get_llm("fake")
     passed, rounds = run_with_verdict(healthy, verdict)
     if sloppy_passed or not passed:
-        raise Fail("the live runs", "the unhappy reviewer never passes; the prime stand-in passes",
+        raise Fail(tr("the live runs"), tr("the unhappy reviewer never passes; the prime stand-in passes"),
                    f"unhappy reviewer passed: {sloppy_passed}; prime stand-in passed: {passed}", VERDICT_HINTS[2])
     return (f"The unhappy reviewer ('{CANNOT_PASS[:22]}...') ran to max_iterations, {sloppy_rounds} rounds and "
             f"{len(sloppy.calls)} calls, never passed; the prime stand-in passed in round {rounds} "
@@ -181,33 +182,33 @@ def _past_the_guard(code: str):
 # child would protect nothing, and would start the engine's worker process again on every check
 def _break(escape):
     if not isinstance(escape, str):
-        raise Fail("your answer", "a str: the code to run", type(escape).__name__, "write the code as a string.")
+        raise Fail(tr("your answer"), tr("a str: the code to run"), type(escape).__name__, tr("write the code as a string."))
     inside = _write_at(escape, "planted.txt", "open(TARGET).read()")
     if not inside.ok or not inside.value:
-        raise Fail("TARGET = 'planted.txt', a name inside the engine's own folder",
-                   "your code writes some text there (the check reads it back)", inside.summary()[:160],
-                   "write something into the file named by TARGET: the wall must stop a real write, not code that "
-                   "fails on its own.")
+        raise Fail(tr("TARGET = 'planted.txt', a name inside the engine's own folder"),
+                   tr("your code writes some text there (the check reads it back)"), inside.summary()[:160],
+                   tr("write something into the file named by TARGET: the wall must stop a real write, not code that "
+                      "fails on its own."))
     guard = _past_the_guard(escape)
     if guard is not None and not guard[0]:
-        raise Fail("TARGET in a folder outside, the process sandbox with its guard rail on (section 3)",
-                   "your write gets past the guard rail (the file appears)",
+        raise Fail(tr("TARGET in a folder outside, the process sandbox with its guard rail on (section 3)"),
+                   tr("your write gets past the guard rail (the file appears)"),
                    f"{'ran, and wrote no file at TARGET' if guard[2] else 'refused'}: {guard[1]}",
-                   "write to TARGET itself: the check sets it to a path in a folder outside." if guard[2] else
-                   "the guard rail refuses a write it sees going outside the run's folder: that is the easy case, "
-                   "and no wall is needed for it. The engine's wall matters for what the guard misses: section 3 "
-                   "changes the working directory first, then writes by a relative name.")
+                   tr("write to TARGET itself: the check sets it to a path in a folder outside.") if guard[2] else
+                   tr("the guard rail refuses a write it sees going outside the run's folder: that is the easy case, "
+                      "and no wall is needed for it. The engine's wall matters for what the guard misses: section 3 "
+                      "changes the working directory first, then writes by a relative name."))
     with tempfile.TemporaryDirectory(prefix="not-the-sandbox-") as outside:
         target = str(Path(outside) / "planted.txt")
         refused = _write_at(escape, target)
         planted = Path(target).exists()
         answered = refused.summary().replace(outside, "<a folder outside>")[:140]
     if planted:
-        raise Fail("TARGET outside the folder", "the engine refuses the write", "the file was written",
-                   "report this: the engine should map only its own folder.")
+        raise Fail(tr("TARGET outside the folder"), tr("the engine refuses the write"), "the file was written",
+                   tr("report this: the engine should map only its own folder."))
     if refused.ok:
-        raise Fail("TARGET outside the folder", "an error from the engine", refused.summary()[:160],
-                   "write to TARGET itself: a write inside the engine's folder is allowed.")
+        raise Fail(tr("TARGET outside the folder"), tr("an error from the engine"), refused.summary()[:160],
+                   tr("write to TARGET itself: a write inside the engine's folder is allowed."))
     where = ("The process sandbox, guard rail on, let it plant the file in a folder of this machine; "
              if guard else "(The process sandbox needs POSIX, so the check could not try its guard rail here.) ")
     return (f"Inside its own folder your code wrote {str(inside.value)[:40]!r}. {where}aimed at such a folder, "

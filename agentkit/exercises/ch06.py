@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..i18n import tr, tr_later
 from ..lessons import LESSON_FIELDS, LessonStore
 from ..modes import get_llm
 from ..react import ReActAgent
@@ -101,9 +102,9 @@ PARSE_CASES = [  # (reply; what the case is; the hint): lesson_truth decides eac
 ]
 
 
-H_UNSEEN = ("a reply drawn for this check: the JSON object from the first '{' to the last '}', exactly the four "
-            "fields (trigger, error_type, fix, applies_to), each a string with its whitespace folded; None for "
-            "anything else, and never an exception.")
+H_UNSEEN = (tr_later("a reply drawn for this check: the JSON object from the first '{' to the last '}', exactly the four "
+                     "fields (trigger, error_type, fix, applies_to), each a string with its whitespace folded; None for "
+                     "anything else, and never an exception."))
 FIELD_WORDS = ("asked", "for", "an", "age", "at", "a", "dated", "event", "off", "by", "one", "compare", "the", "month",
                "day", "birthday", "year", "questions", "subtract", "count", "death")
 
@@ -134,8 +135,8 @@ def unseen_lesson(valid: bool) -> str:
           "parse_lesson is refused.", forbid=("agentkit.reflexion:parse_lesson",), objects=False)
 def _parse(parse):
     if not callable(parse):
-        raise Fail("your answer", "a function my_parse_lesson(reply) -> dict or None", repr(parse),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_parse_lesson(reply) -> dict or None"), repr(parse),
+                   tr("define it with def."))
     drawn = [(unseen_lesson(number % 2 == 0), "a reply drawn for this check", H_UNSEEN) for number in range(8)]
     cases().shuffle(drawn)
     for reply, what, hint in PARSE_CASES + drawn:
@@ -148,9 +149,9 @@ def _parse(parse):
     first = ReActAgent(llm, max_steps=5)
     answer = first.run(TURING_QUESTION, verbose=False)
     reply = llm.think(reflection_messages(TURING_QUESTION, first.trace, answer))
-    lesson = call(parse, reply, case="the stand-in's reflection on the failed Turing trial", hint=PARSE_CASES[0][2])
+    lesson = call(parse, reply, case=tr("the stand-in's reflection on the failed Turing trial"), hint=PARSE_CASES[0][2])
     if lesson != lesson_truth(reply):
-        raise Fail("the stand-in's reflection on the failed Turing trial", repr(lesson_truth(reply)),
+        raise Fail(tr("the stand-in's reflection on the failed Turing trial"), repr(lesson_truth(reply)),
                    f"{lesson!r:.140}", PARSE_CASES[0][2])
     with LessonStore(IN_MEMORY) as store:
         store.add(**lesson)
@@ -211,8 +212,8 @@ def _replay(rule, confidence: float, outcomes: list, threshold: float, case: str
             new, evicted = got
             confidence, evicted = float(new), bool(evicted)
         except (TypeError, ValueError):
-            raise Fail(case, "a pair (new confidence, evicted?)", f"{got!r:.80}",
-                       "return two values: the new confidence and True or False.") from None
+            raise Fail(case, tr("a pair (new confidence, evicted?)"), f"{got!r:.80}",
+                       tr("return two values: the new confidence and True or False.")) from None
         steps.append((confidence, evicted))
         if evicted:
             break
@@ -246,8 +247,8 @@ def _same(mine: list, store: list) -> bool:
           forbid=("agentkit.lessons:LessonStore.record_outcome",), objects=False)
 def _evict(rule):
     if not callable(rule):
-        raise Fail("your answer", "a function my_outcome(confidence, success, threshold) -> (float, bool)",
-                   repr(rule), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_outcome(confidence, success, threshold) -> (float, bool)"),
+                   repr(rule), tr("define it with def."))
     for (confidence, success, threshold), what, hint in EVICT_CASES:
         case = f"{what}: confidence {confidence}, {'success' if success else 'failure'}, threshold {threshold}"
         mine = _replay(rule, confidence, [success], threshold, case, hint)
@@ -266,7 +267,7 @@ def _evict(rule):
     mine = _replay(rule, start, outcomes, 0.3, "the polluted run of section 7", EVICT_CASES[4][2])
     events, store = _polluted_history()
     if not _same(mine, store):
-        raise Fail("the polluted run of section 7", f"{store} (the store's history)", repr(mine), EVICT_CASES[4][2])
+        raise Fail(tr("the polluted run of section 7"), f"{store} (the store's history)", repr(mine), EVICT_CASES[4][2])
     return (f"Your rule reproduces the store on every case, and on section 7's wrong lesson: "
             f"{[events[0]['confidence']] + [c for c, _ in mine]}, evicted after the last failure. Rounding is not a "
             f"detail: unrounded, 0.7 minus two failures is {0.7 - 0.2 - 0.2!r}, below 0.3, and a lesson sitting "
@@ -276,14 +277,14 @@ def _evict(rule):
 # --- 06.pollute: a wrong lesson that keeps coming back ----------------------------------------------
 
 POLLUTE_HINTS = {
-    "fields": "a lesson is a dict of four non-empty strings: trigger, error_type, fix, applies_to.",
-    "unseen": "it never reached a prompt: FTS5 retrieves a lesson only if it shares words with the question, "
-              "and 'how', 'was', 'when' and 'he' do not count (section 3). Use the question's own words.",
-    "right": "that lesson is right: it gave the right answer. A wrong lesson must make the agent compute the age wrongly.",
-    "ignored": "the stand-in obeys only a lesson it recognises, and this one it skipped: write the fix as the panel's "
-               "wrong lessons do ('age = death year - birth year + 1' or 'use only the years'), section 7.",
-    "outranked": "from trial 2 the honest lesson ranked above yours and was followed: phrase yours in the question's "
-                 "own words, in more than one field, so FTS5 ranks it first (section 7).",
+    "fields": tr_later("a lesson is a dict of four non-empty strings: trigger, error_type, fix, applies_to."),
+    "unseen": tr_later("it never reached a prompt: FTS5 retrieves a lesson only if it shares words with the question, "
+                       "and 'how', 'was', 'when' and 'he' do not count (section 3). Use the question's own words."),
+    "right": tr_later("that lesson is right: it gave the right answer. A wrong lesson must make the agent compute the age wrongly."),
+    "ignored": tr_later("the stand-in obeys only a lesson it recognises, and this one it skipped: write the fix as the panel's "
+                        "wrong lessons do ('age = death year - birth year + 1' or 'use only the years'), section 7."),
+    "outranked": tr_later("from trial 2 the honest lesson ranked above yours and was followed: phrase yours in the question's "
+                          "own words, in more than one field, so FTS5 ranks it first (section 7)."),
 }
 
 
@@ -292,34 +293,34 @@ POLLUTE_HINTS = {
           "trial 1 AND trial 2.", objects=False)
 def _pollute(lesson):
     if not isinstance(lesson, dict):
-        raise Fail("your answer", "a dict with trigger, error_type, fix, applies_to", type(lesson).__name__,
+        raise Fail(tr("your answer"), tr("a dict with trigger, error_type, fix, applies_to"), type(lesson).__name__,
                    POLLUTE_HINTS["fields"])
     if any(lesson.get(name, ...) is ... for name in LESSON_FIELDS):
         raise NotDone()
     if not all(isinstance(lesson[name], str) and lesson[name].strip() for name in LESSON_FIELDS):
-        raise Fail("your lesson", "four non-empty strings", repr(lesson)[:120], POLLUTE_HINTS["fields"])
+        raise Fail(tr("your lesson"), tr("four non-empty strings"), repr(lesson)[:120], POLLUTE_HINTS["fields"])
     mine = " | ".join(lesson[name] for name in LESSON_FIELDS)
     printed = {" | ".join(p[name] for name in LESSON_FIELDS): name for name, p in WRONG_LESSONS.items()}
     copy = copied_from(mine, list(printed))
     if copy:
-        raise Fail("your lesson", "a wrong lesson of your own", f"section 7's {printed[copy]!r} lesson, whole, cut or "
-                   "edited", "section 7 runs that lesson already: write your own, in your own words, and see what "
-                   "it takes to be retrieved, ranked first and obeyed.")
+        raise Fail(tr("your lesson"), tr("a wrong lesson of your own"), f"section 7's {printed[copy]!r} lesson, whole, cut or "
+                   "edited", tr("section 7 runs that lesson already: write your own, in your own words, and see what "
+                      "it takes to be retrieved, ranked first and obeyed."))
     result, injected, history = polluted({name: lesson[name] for name in LESSON_FIELDS})
     trials = result.trials
     first = trials[0]
     if injected not in first.shown:
-        raise Fail("trial 1", "your lesson in the prompt", "no lesson in the prompt", POLLUTE_HINTS["unseen"])
+        raise Fail(tr("trial 1"), tr("your lesson in the prompt"), "no lesson in the prompt", POLLUTE_HINTS["unseen"])
     if first.success:
-        raise Fail("trial 1", "a wrong answer", f"{first.answer} (right)", POLLUTE_HINTS["right"])
+        raise Fail(tr("trial 1"), tr("a wrong answer"), f"{first.answer} (right)", POLLUTE_HINTS["right"])
     if not followed(first, injected):
-        raise Fail("trial 1", f"a Thought that applies L{injected}", "your lesson shown, not followed",
+        raise Fail(tr("trial 1"), f"a Thought that applies L{injected}", "your lesson shown, not followed",
                    POLLUTE_HINTS["ignored"])
     if len(trials) < 2 or not followed(trials[1], injected) or trials[1].success:
         second = trials[1] if len(trials) > 1 else None
         got = "no trial 2" if second is None else (
             f"trial 2 followed {', '.join(f'L{i}' for i in second.used)} and answered {second.answer}")
-        raise Fail("trial 2, after the reflection wrote the honest lesson", f"L{injected} followed again",
+        raise Fail(tr("trial 2, after the reflection wrote the honest lesson"), f"L{injected} followed again",
                    got, POLLUTE_HINTS["outranked"])
     misled = [t.number for t in trials if followed(t, injected)]
     wasted = sum(len(t.calls) for t in trials if t.number in misled)

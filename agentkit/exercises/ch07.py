@@ -3,6 +3,7 @@ that prunes the solution, two questions. Every search here is one small puzzle: 
 from __future__ import annotations
 
 from ..game24 import load_puzzles, verify
+from ..i18n import tr, tr_later
 from ..llm import Rule, ScriptedLLM
 from ..scripts.tot import stand_in
 from ..tot import (TreeOfThoughts, by_value, expression_of, parse_label, parse_thoughts,
@@ -64,8 +65,8 @@ BEAM_CASES = [  # (children as (step, votes), b; what the case is; the hint): be
     ([], 3, "no children at all", "no children, nothing to keep: return an empty list."),
 ]
 VALUE = {"sure": 1.0, "likely": 0.5, "impossible": 0.0}
-H_UNSEEN = ("children drawn for this check: score each by the mean of its votes (sure 1, likely 0.5, impossible 0, "
-            "anything else 0), keep the b highest, best first, ties in the order they were proposed.")
+H_UNSEEN = (tr_later("children drawn for this check: score each by the mean of its votes (sure 1, likely 0.5, impossible 0, "
+                     "anything else 0), keep the b highest, best first, ties in the order they were proposed."))
 
 
 @reference
@@ -93,13 +94,13 @@ def unseen_children() -> tuple:
 def _kept_indices(children: list, kept, case: str, hint: str) -> list:
     """Which children the learner kept, by position; the kept items must be children, unchanged."""
     if not isinstance(kept, (list, tuple)):
-        raise Fail(case, "a list of children", f"{kept!r:.100}", "return a list of the kept children themselves.")
+        raise Fail(case, tr("a list of children"), f"{kept!r:.100}", tr("return a list of the kept children themselves."))
     free, indices = list(range(len(children))), []
     for item in kept:
         match = next((i for i in free if children[i] == item), None)
         if match is None:
-            raise Fail(case, "children from the list you were given, unchanged", f"{item!r:.100}",
-                       "return the (step, votes) pairs themselves, not their scores or steps.")
+            raise Fail(case, tr("children from the list you were given, unchanged"), f"{item!r:.100}",
+                       tr("return the (step, votes) pairs themselves, not their scores or steps."))
         free.remove(match)
         indices.append(match)
     return indices
@@ -143,7 +144,7 @@ def beam_search(llm, puzzle, keep, k: int = 6, b: int = 3, depth: int = 3, votes
           "Write `my_beam(children, b)`: the b children with the highest mean vote, best first, ties in proposal order.", objects=False)
 def _beam(keep):
     if not callable(keep):
-        raise Fail("your answer", "a function my_beam(children, b) -> list", repr(keep), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_beam(children, b) -> list"), repr(keep), tr("define it with def."))
     drawn = [(*unseen_children(), "children drawn for this check", H_UNSEEN) for _ in range(6)]
     for children, b, what, hint in BEAM_CASES + drawn:
         case = f"{what}: b={b}, children {children}"
@@ -152,14 +153,14 @@ def _beam(keep):
         expected = beam_truth(children, b)
         if len(got) > b:
             raise Fail(case, f"at most b={b} children", f"{len(got)} children",
-                       "keep at most b: the beam's width is the fuse on what every later level costs (section 3).")
+                       tr("keep at most b: the beam's width is the fuse on what every later level costs (section 3)."))
         if got != expected:
             raise Fail(case, repr([children[i] for i in expected]), repr([children[i] for i in got])[:160], hint)
     llm = stand_in()
     answer, levels = beam_search(llm, PUZZLE, keep)
     package = TreeOfThoughts(stand_in(), k=6, b=3, votes=1).solve(PUZZLE)
     if answer != package.answer or len(llm.calls) != len(package.calls):
-        raise Fail("the live search of 4 4 7 7 (k=6, b=3, votes=1)",
+        raise Fail(tr("the live search of 4 4 7 7 (k=6, b=3, votes=1)"),
                    f"{package.answer} in {len(package.calls)} calls, as TreeOfThoughts",
                    f"{answer} in {len(llm.calls)} calls", BEAM_CASES[0][3])
     return (f"With your beam, the search of 4 4 7 7 kept {levels[0]} at level 1 and found {answer} in "
@@ -192,8 +193,8 @@ VERIFY_CASES = [  # (expression, puzzle; what the case is; the hint): agentkit.g
 ]
 
 
-H_VERIFY_UNSEEN = ("an expression drawn for this check: accept it only if it uses the puzzle's numbers, each exactly "
-                   "once, with + - * / and parentheses, and makes exactly 24 (fractions.Fraction).")
+H_VERIFY_UNSEEN = (tr_later("an expression drawn for this check: accept it only if it uses the puzzle's numbers, each exactly "
+                            "once, with + - * / and parentheses, and makes exactly 24 (fractions.Fraction)."))
 
 
 def unseen_expressions(count: int = 6) -> list:
@@ -223,7 +224,7 @@ def _truth(said, case: str) -> bool:
     """The learner's verdict as True or False (1 and 0 count; an object that is neither is a Fail)."""
     if isinstance(said, bool) or (isinstance(said, int) and said in (0, 1)):
         return bool(said)
-    raise Fail(case, "True or False", f"{said!r:.100}", "return a bool: True to accept the answer, False to refuse it.")
+    raise Fail(case, tr("True or False"), f"{said!r:.100}", tr("return a bool: True to accept the answer, False to refuse it."))
 
 
 def claimed_answers() -> list:
@@ -249,8 +250,8 @@ def _wishful_step(prompt: str) -> str:  # section 3's wishful proposer: every st
           "agentkit.game24.verify is refused.", forbid=("agentkit.game24:verify",), objects=False)
 def _verify(accept):
     if not callable(accept):
-        raise Fail("your answer", "a function my_verify(expression, numbers) -> bool", repr(accept),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_verify(expression, numbers) -> bool"), repr(accept),
+                   tr("define it with def."))
     for expression, numbers, what, hint in VERIFY_CASES:
         case = f"{what}: {expression!r} for {numbers}"
         said = _truth(call(accept, expression, list(numbers), case=case, hint=hint), case)
@@ -270,7 +271,7 @@ def _verify(accept):
         truth = verify(expression, puzzle)
         if said is not truth.ok:
             raise Fail(case, f"{truth.ok} ({truth.reason})", repr(said),
-                       "the model's '(left: ...)' is not evidence: recompute from the puzzle's numbers.")
+                       tr("the model's '(left: ...)' is not evidence: recompute from the puzzle's numbers."))
         accepted += said
     lied = sum(says_24 and not verify(e, p).ok for e, p, says_24 in found)
     return (f"On the final answers of four searches (three with a proposer that slips, one that claims 24 at every "
@@ -281,13 +282,13 @@ def _verify(accept):
 # --- 07.prune: a noisy judge prunes the solution --------------------------------------------------------
 
 PRUNE_HINTS = {
-    "noise": "noise is a share of random votes: a number from 0 to 1.",
-    "whole": "b and votes are whole numbers from 1 to 5 here.",
-    "exact": "noise 0 is the exact judge: it ranks the good step first whenever it was proposed (section 5).",
-    "wide": "a wider beam keeps the good node alive next to the ones the noise preferred: narrow it (section 5's "
-            "right-hand chart, b=1 against b=5).",
-    "votes": "votes average the noise out: a node's score is the mean of its votes (section 4). Use one vote.",
-    "more": "at this noise the judge was lucky on this puzzle: raise the noise.",
+    "noise": tr_later("noise is a share of random votes: a number from 0 to 1."),
+    "whole": tr_later("b and votes are whole numbers from 1 to 5 here."),
+    "exact": tr_later("noise 0 is the exact judge: it ranks the good step first whenever it was proposed (section 5)."),
+    "wide": tr_later("a wider beam keeps the good node alive next to the ones the noise preferred: narrow it (section 5's "
+                     "right-hand chart, b=1 against b=5)."),
+    "votes": tr_later("votes average the noise out: a node's score is the mean of its votes (section 4). Use one vote."),
+    "more": tr_later("at this noise the judge was lucky on this puzzle: raise the noise."),
 }
 
 
@@ -305,22 +306,22 @@ def _path(result) -> list:
           "Set `judge` to {\"noise\": ..., \"b\": ..., \"votes\": ...}: 4 4 7 7 solved with noise 0, lost with yours.", objects=False)
 def _prune(judge):
     if not isinstance(judge, dict):
-        raise Fail("your answer", 'a dict {"noise": ..., "b": ..., "votes": ...}', type(judge).__name__,
-                   "copy the dict from the exercise cell and fill it in.")
+        raise Fail(tr("your answer"), tr('a dict {"noise": ..., "b": ..., "votes": ...}'), type(judge).__name__,
+                   tr("copy the dict from the exercise cell and fill it in."))
     if any(judge.get(key, ...) is ... for key in ("noise", "b", "votes")):
         raise NotDone()
     noise, b, votes = judge["noise"], judge["b"], judge["votes"]
     if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise <= 1:
-        raise Fail("noise", "a number from 0 to 1", repr(noise), PRUNE_HINTS["noise"])
+        raise Fail("noise", tr("a number from 0 to 1"), repr(noise), PRUNE_HINTS["noise"])
     for name, value in (("b", b), ("votes", votes)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
-            raise Fail(name, "a whole number from 1 to 5", repr(value), PRUNE_HINTS["whole"])
+            raise Fail(name, tr("a whole number from 1 to 5"), repr(value), PRUNE_HINTS["whole"])
     exact = TreeOfThoughts(stand_in(noise=0.0), k=6, b=b, votes=votes).solve(PUZZLE)
     noisy = TreeOfThoughts(stand_in(noise=float(noise)), k=6, b=b, votes=votes).solve(PUZZLE)
     setting = f"4 4 7 7, k=6, b={b}, votes={votes}, noise {noise}"
     if noisy.solved:
         hint = ("exact" if noise == 0 else "wide" if b > 1 else "votes" if votes > 1 else "more")
-        raise Fail(setting, "no verified answer", f"solved: {noisy.answer} in {len(noisy.calls)} calls",
+        raise Fail(setting, tr("no verified answer"), f"solved: {noisy.answer} in {len(noisy.calls)} calls",
                    PRUNE_HINTS[hint])
     if not exact.solved:  # every allowed b and votes solves 4 4 7 7 with the exact judge; kept as a guard
         raise Fail(setting.replace(f"noise {noise}", "noise 0"), "solved", "not solved", PRUNE_HINTS["exact"])

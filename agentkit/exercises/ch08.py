@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
+from ..i18n import tr, tr_later
 from ..react import ReActAgent, StopRun
 from ..runtime import Runtime
 from ..runtime_suites import (
@@ -54,17 +55,17 @@ prediction("08.predict", "What the runtime costs",
 
 # --- 08.repeat: a Jaccard repeat check ------------------------------------------------------
 
-H_NORMALISE = ("normalise before comparing, as section 2's normalise does: lower case, punctuation and a "
-               "possessive 's dropped, stopwords dropped, a set of words.")
-H_THRESHOLD = ("two of four words shared is a Jaccard of 0.50: below 0.7 this is a year-by-year comparison, "
-               "not a repeat (section 2's last two pairs).")
-H_AT = "a similarity equal to the threshold counts as a repeat: compare with >=, not >."
-H_UNION = ("Jaccard divides the shared words by ALL the words of both inputs, |A | B|, not by the smaller set: "
-           "a short query inside a long one is not the same question.")
-H_ANY = "compare with each of the last `window` inputs, not only the newest one (a stutterer repeats the one before)."
-H_WINDOW = "look back only `window` inputs: earlier[-window:]. Further back, a return to a query can be legitimate."
-H_SET = "compare word SETS: a word written three times is still one word (section 2: a set, so order and count vanish)."
-H_EMPTY = "with no earlier input there is nothing to repeat: return False."
+H_NORMALISE = (tr_later("normalise before comparing, as section 2's normalise does: lower case, punctuation and a "
+                        "possessive 's dropped, stopwords dropped, a set of words."))
+H_THRESHOLD = (tr_later("two of four words shared is a Jaccard of 0.50: below 0.7 this is a year-by-year comparison, "
+                        "not a repeat (section 2's last two pairs)."))
+H_AT = tr_later("a similarity equal to the threshold counts as a repeat: compare with >=, not >.")
+H_UNION = (tr_later("Jaccard divides the shared words by ALL the words of both inputs, |A | B|, not by the smaller set: "
+                    "a short query inside a long one is not the same question."))
+H_ANY = tr_later("compare with each of the last `window` inputs, not only the newest one (a stutterer repeats the one before).")
+H_WINDOW = tr_later("look back only `window` inputs: earlier[-window:]. Further back, a return to a query can be legitimate.")
+H_SET = tr_later("compare word SETS: a word written three times is still one word (section 2: a set, so order and count vanish).")
+H_EMPTY = tr_later("with no earlier input there is nothing to repeat: return False.")
 
 REPEAT_CASES = [  # (new input, earlier inputs, threshold, window, what, hint): repeat_truth decides, after yours
     ("rainfall at Lakeford in 2006?", ["Lakeford rainfall 2006"], 0.7, 3,
@@ -90,9 +91,9 @@ REPEAT_CASES = [  # (new input, earlier inputs, threshold, window, what, hint): 
 SECTION_2_STOPWORDS = {"the", "at", "in", "of", "a", "for", "on", "was", "how", "much"}
 CONTENT = ("lakeford", "millbrook", "northvale", "rainfall", "rain", "station", "report", "annual", "archive", "2006",
            "2017", "2018", "ferry", "lighthouse", "market", "reservoir", "gauge", "harbour", "quay", "logbook")
-H_REPEAT_UNSEEN = ("inputs drawn for this check: section 2's normalise (lower case, possessive 's and punctuation "
-                   "dropped, its stopwords dropped, a set), then Jaccard = shared / all words >= threshold with any "
-                   "of the last `window` earlier inputs.")
+H_REPEAT_UNSEEN = (tr_later("inputs drawn for this check: section 2's normalise (lower case, possessive 's and punctuation "
+                            "dropped, its stopwords dropped, a set), then Jaccard = shared / all words >= threshold with any "
+                            "of the last `window` earlier inputs."))
 
 
 @reference
@@ -173,14 +174,14 @@ def guard_with(is_repeat, threshold: float = 0.7, window: int = 3):
           "refused.", forbid=("agentkit.runtime:jaccard", "agentkit.runtime:words"), objects=False)
 def _repeat(is_repeat):
     if not callable(is_repeat):
-        raise Fail("your answer", "a function is_repeat(text, earlier, threshold, window) -> bool", repr(is_repeat),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function is_repeat(text, earlier, threshold, window) -> bool"), repr(is_repeat),
+                   tr("define it with def."))
     for text, earlier, threshold, window, what, hint in REPEAT_CASES + unseen_repeats():
         said = call(is_repeat, text, list(earlier), threshold, window, case=what, hint=hint)
         repeat = repeat_truth(text, earlier, threshold, window)
         if said is None:
             raise Fail(f"{what}: is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})", f"{repeat}",
-                       "None", "your function returned nothing: did it forget `return`?")
+                       "None", tr("your function returned nothing: did it forget `return`?"))
         if bool(said) != repeat:
             raise Fail(f"{what}: is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})",
                        f"{repeat}", shown(said), hint)
@@ -195,7 +196,7 @@ def _repeat(is_repeat):
         if sick and agent.stop_reason != "stopped" or not sick and not (agent.stop_reason == "finished"
                                                                           and task.check(answer)):
             raise Fail(f"the live run of {task.suite} task {task_id!r} under section 2's guard with your check",
-                       "stopped by the guard" if sick else "finished, and right",
+                       tr("stopped by the guard") if sick else tr("finished, and right"),
                        f"stop reason {agent.stop_reason!r} after {len(agent.llm.calls)} LLM calls",
                        H_NORMALISE if sick else H_THRESHOLD)
     calls = ", ".join(f"{task_id} {len(agent.llm.calls)}" for task_id, (_, agent, _) in runs.items())
@@ -210,20 +211,20 @@ QUESTION_2012 = "How much rain fell at Lakeford in 2012?"
 REPORT_2012 = ("Lakeford weather station, annual report for 2012. In 2012, the Lakeford station recorded 1,226 mm of "
                "rain. The wettest month was May.")
 
-H_ERROR = "a tool's error is useless whatever words it holds: the course's tools start an error with 'error:'."
-H_NO_RESULT = ("a line that says nothing was found ('No results for ...', 'No information ...') is empty, even "
-               "though it repeats the query's words.")
-H_EMPTY = "an empty result (no words at all) brings nothing: say True, and do not index into it."
-H_USEFUL = "a result on the question's topic with words not seen before is progress: say False."
-H_OFF_TOPIC = ("compare CONTENT words: with section 2's normalise ('in', 'at', 'the' dropped) a page that shares no "
-               "word with the question or an earlier useful result is off-topic.")
-H_NUMBER = "a bare number is a calculator's answer: it shares no word with anything, and it is never off-topic."
-H_NOTHING_NEW = ("a result whose every word was already in the question or an earlier result is old news (section 1's "
-                 "'nothing new'): compare its word set with everything seen.")
-H_TOPIC = ("the topic grows with the run: a result that shares words with an earlier useful result is on-topic, even "
-           "when it shares none with the question.")
-H_ERROR_PREFIX = ("an error is a result that STARTS with 'error:'; a useful page may mention the word error, or the "
-                  "word no, somewhere in a sentence.")
+H_ERROR = tr_later("a tool's error is useless whatever words it holds: the course's tools start an error with 'error:'.")
+H_NO_RESULT = (tr_later("a line that says nothing was found ('No results for ...', 'No information ...') is empty, even "
+                        "though it repeats the query's words."))
+H_EMPTY = tr_later("an empty result (no words at all) brings nothing: say True, and do not index into it.")
+H_USEFUL = tr_later("a result on the question's topic with words not seen before is progress: say False.")
+H_OFF_TOPIC = (tr_later("compare CONTENT words: with section 2's normalise ('in', 'at', 'the' dropped) a page that shares no "
+                        "word with the question or an earlier useful result is off-topic."))
+H_NUMBER = tr_later("a bare number is a calculator's answer: it shares no word with anything, and it is never off-topic.")
+H_NOTHING_NEW = (tr_later("a result whose every word was already in the question or an earlier result is old news (section 1's "
+                          "'nothing new'): compare its word set with everything seen."))
+H_TOPIC = (tr_later("the topic grows with the run: a result that shares words with an earlier useful result is on-topic, even "
+                    "when it shares none with the question."))
+H_ERROR_PREFIX = (tr_later("an error is a result that STARTS with 'error:'; a useful page may mention the word error, or the "
+                           "word no, somewhere in a sentence."))
 
 USELESS_CASES = [  # (result, question, earlier useful results, what, hint): useless_truth decides, after yours
     ("error: the search service for Lakeford is down (HTTP 503)", QUESTION_2012, [],
@@ -247,9 +248,9 @@ USELESS_CASES = [  # (result, question, earlier useful results, what, hint): use
 ]
 
 
-H_USELESS_UNSEEN = ("a result drawn for this check: useless if it starts with 'error:', is empty or says nothing was "
-                    "found, shares no content word (section 2's normalise) with the question or an earlier useful "
-                    "result (a bare number never is off-topic), or holds no word not seen already.")
+H_USELESS_UNSEEN = (tr_later("a result drawn for this check: useless if it starts with 'error:', is empty or says nothing was "
+                             "found, shares no content word (section 2's normalise) with the question or an earlier useful "
+                             "result (a bare number never is off-topic), or holds no word not seen already."))
 TOWNS = ("Lakeford", "Millbrook", "Northvale")
 OFF_TOPIC = ("ferry", "sails", "hourly", "bakery", "opens", "noon", "museum", "closed", "Mondays", "tickets")
 
@@ -327,8 +328,8 @@ def useless_guard(is_useless, question: str):
           objects=False)
 def _useless(is_useless):
     if not callable(is_useless):
-        raise Fail("your answer", "a function is_useless(result, question, earlier) -> bool", repr(is_useless),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function is_useless(result, question, earlier) -> bool"), repr(is_useless),
+                   tr("define it with def."))
     drawn = unseen_results()
     for result, question_text, earlier, what, hint in USELESS_CASES + drawn:
         shown_case = f"is_useless({result!r}, {question_text!r}, earlier={earlier})"
@@ -336,7 +337,7 @@ def _useless(is_useless):
         useless = useless_truth(result, question_text, earlier)
         if said is None:
             raise Fail(f"{what}: {shown_case}", f"{useless}", "None",
-                       "your function returned nothing: did it forget `return`?")
+                       tr("your function returned nothing: did it forget `return`?"))
         if bool(said) != useless:
             raise Fail(f"{what}: {shown_case}", f"{useless}", shown(said), hint)
     runs = {}
@@ -350,7 +351,7 @@ def _useless(is_useless):
         if sick and agent.stop_reason != "stopped" or not sick and not (agent.stop_reason == "finished"
                                                                           and task.check(answer)):
             raise Fail(f"the live run of {task.suite} task {task_id!r} under a guard with your detector",
-                       "stopped by the guard" if sick else "finished, and right",
+                       tr("stopped by the guard") if sick else tr("finished, and right"),
                        f"stop reason {agent.stop_reason!r} after {len(agent.llm.calls)} LLM calls",
                        H_NOTHING_NEW if sick else H_USEFUL)
         runs[task_id] = len(agent.llm.calls)
@@ -383,35 +384,35 @@ def table_counterpart(runtime: Runtime) -> Runtime:
           "and a task of the held-out suite that its threshold and design alone (section 5b's row) do not kill.", objects=False)
 def _break(runtime):
     if not isinstance(runtime, Runtime):
-        raise Fail("your answer", "a Runtime(...)", type(runtime).__name__,
-                   "write runtime = Runtime(jaccard=..., ...) with the settings of your choice.")
+        raise Fail(tr("your answer"), tr("a Runtime(...)"), type(runtime).__name__,
+                   tr("write runtime = Runtime(jaccard=..., ...) with the settings of your choice."))
     tuning = [run.task.id for run in run_suite(load_suite("legit"), runtime) if run.killed]
     if tuning:
-        raise Fail("the tuning suite (load_suite('legit'))", "no false kill: a setting the tuning suite calls safe",
+        raise Fail(tr("the tuning suite (load_suite('legit'))"), tr("no false kill: a setting the tuning suite calls safe"),
                    f"{runtime} kills {tuning}",
-                   "this setting fails already on the tuning suite, so no one would ship it. Section 5b's table says "
-                   "which thresholds the tuning suite accepts for each design.")
+                   tr("this setting fails already on the tuning suite, so no one would ship it. Section 5b's table says "
+                      "which thresholds the tuning suite accepts for each design."))
     heldout = run_suite(load_suite("heldout"), runtime)
     killed = [run for run in heldout if run.killed]
     if not killed:
-        raise Fail("the held-out suite (load_suite('heldout'))", "at least one legitimate task killed",
+        raise Fail(tr("the held-out suite (load_suite('heldout'))"), tr("at least one legitimate task killed"),
                    f"{runtime} kills none of the {len(heldout)}",
-                   "this setting is safe on unseen work too, as far as this suite can tell. Section 5b's table shows, "
-                   "for each design, the lowest threshold the tuning suite accepts: try the one it would have chosen.")
+                   tr("this setting is safe on unseen work too, as far as this suite can tell. Section 5b's table shows, "
+                      "for each design, the lowest threshold the tuning suite accepts: try the one it would have chosen."))
     if printed(runtime):
-        raise Fail("your setting", "a setting section 5b does not print", repr(runtime),
-                   "right, and section 5b's table already shows it: what that threshold and design kill on both "
-                   "suites is printed there. Find a setting of your own, one that changes a knob the table does "
-                   "not vary.")
+        raise Fail(tr("your setting"), tr("a setting section 5b does not print"), repr(runtime),
+                   tr("right, and section 5b's table already shows it: what that threshold and design kill on both "
+                      "suites is printed there. Find a setting of your own, one that changes a knob the table does "
+                      "not vary."))
     table = table_counterpart(runtime)
     theirs = {run.task.id for run in run_suite(load_suite("heldout"), table) if run.killed}
     killed = [run for run in killed if run.task.id not in theirs]
     if not killed:
-        raise Fail("your setting against its row of section 5b's table", f"a held-out kill that {table} does not make",
+        raise Fail(tr("your setting against its row of section 5b's table"), f"a held-out kill that {table} does not make",
                    f"the same kills as {table}: {sorted(theirs)}",
-                   "those kills come from the threshold and the design, which section 5b's table already shows "
-                   "(the default itself kills a held-out task). Tune another knob, one the table does not vary, so "
-                   "that it is what kills unseen work.")
+                   tr("those kills come from the threshold and the design, which section 5b's table already shows "
+                      "(the default itself kills a held-out task). Tune another knob, one the table does not vary, so "
+                      "that it is what kills unseen work."))
     first = killed[0]
     steps = "; ".join(f"{n}. {s.action}[{s.argument}]" for n, s in enumerate(first.agent.trace, 1))
     ladder = ", ".join(f"step {n.step} {n.kind} ({n.instability})" for n in first.interventions)

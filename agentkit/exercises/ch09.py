@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..i18n import tr, tr_later
 from ..modes import get_llm
 from ..evaluate import evaluate
 from ..instruments import KNOBS, NoisyTaskLLM
@@ -59,18 +60,18 @@ prediction("09.predict", "What four paradigms cost",
 
 # --- 09.plan: a ReWOO plan validator --------------------------------------------------------
 
-H_VALID = ("a plan whose every #E reference points to an EARLIER line is valid: return None. Section 1's plan "
-           "refers to #E1 in #E2's input.")
-H_PLAN_LINE = ("only the inputs of evidence lines (#Ek = Tool[input]) refer to evidence; the words of a Plan: line "
-               "are the planner's notes, not references.")
-H_FORWARD = ("a step can use only results of lines ABOVE it: check each reference against the variables defined "
-             "so far, line by line (section 2, 'A reference to evidence that does not exist yet').")
-H_SELF = "a line cannot use its own result: its variable is defined only after its tool has run."
-H_TWICE = "a variable defined twice makes every later reference ambiguous: refuse it (section 2's 'defined twice')."
-H_EMPTY = "a reply with no #E line at all is no plan: refuse it, or ReWOO would run nothing and answer blind."
-H_E10 = ("compare whole variable names: #E10 is not #E1. A substring test (or str.replace) confuses them; a regex "
-         "such as #E(\\d+) reads the whole number.")
-H_NAME = "say which variable is at fault, so the planner (or you) can fix the plan: put it in the message."
+H_VALID = (tr_later("a plan whose every #E reference points to an EARLIER line is valid: return None. Section 1's plan "
+                    "refers to #E1 in #E2's input."))
+H_PLAN_LINE = (tr_later("only the inputs of evidence lines (#Ek = Tool[input]) refer to evidence; the words of a Plan: line "
+                        "are the planner's notes, not references."))
+H_FORWARD = (tr_later("a step can use only results of lines ABOVE it: check each reference against the variables defined "
+                      "so far, line by line (section 2, 'A reference to evidence that does not exist yet')."))
+H_SELF = tr_later("a line cannot use its own result: its variable is defined only after its tool has run.")
+H_TWICE = tr_later("a variable defined twice makes every later reference ambiguous: refuse it (section 2's 'defined twice').")
+H_EMPTY = tr_later("a reply with no #E line at all is no plan: refuse it, or ReWOO would run nothing and answer blind.")
+H_E10 = (tr_later("compare whole variable names: #E10 is not #E1. A substring test (or str.replace) confuses them; a regex "
+                  "such as #E(\\d+) reads the whole number."))
+H_NAME = tr_later("say which variable is at fault, so the planner (or you) can fix the plan: put it in the message.")
 
 PLANS = [  # (plan text, what, hint): plan_fault decides, after your answer
     ("Plan: add the two numbers.\n#E1 = Calculate[12 + 30]\nPlan: square the sum.\n#E2 = Calculate[#E1 ** 2]",
@@ -109,9 +110,9 @@ def plan_fault(text: str):
     return None if defined else ""
 
 
-H_UNSEEN = ("a plan drawn for this check: read each evidence line (#Ek = Tool[input]) in order; every #E reference "
-            "in an input must name a variable defined on an EARLIER line (whole numbers: #E1 is not #E10), none "
-            "defined twice; the message names the variable at fault.")
+H_UNSEEN = (tr_later("a plan drawn for this check: read each evidence line (#Ek = Tool[input]) in order; every #E reference "
+                     "in an input must name a variable defined on an EARLIER line (whole numbers: #E1 is not #E10), none "
+                     "defined twice; the message names the variable at fault."))
 
 
 def unseen_plan() -> str:
@@ -152,18 +153,18 @@ def unseen_plan() -> str:
           "agentkit.rewoo.parse_rewoo_plan is refused.", forbid=("agentkit.rewoo:parse_rewoo_plan",), objects=False)
 def _validate(check_plan):
     if not callable(check_plan):
-        raise Fail("your answer", "a function check_plan(text) -> None or a message", repr(check_plan),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function check_plan(text) -> None or a message"), repr(check_plan),
+                   tr("define it with def."))
     drawn = [(unseen_plan(), "a plan drawn for this check", H_UNSEEN) for _ in range(8)]
     for text, what, hint in PLANS + drawn:
         said = call(check_plan, text, case=what, hint=hint)
         fault = plan_fault(text)
         shown = text.replace("\n", " | ")
         if fault is None and said is not None:
-            raise Fail(f"{what}: {shown}", "None (the plan can run)", repr(said), hint)
+            raise Fail(f"{what}: {shown}", tr("None (the plan can run)"), repr(said), hint)
         if fault is not None:
             if not isinstance(said, str) or not said.strip():
-                raise Fail(f"{what}: {shown}", "a message saying what is wrong", repr(said), hint + (
+                raise Fail(f"{what}: {shown}", tr("a message saying what is wrong"), repr(said), hint + (
                     " (None means 'can run': if your function returned nothing, did it forget `return`?)"
                     if said is None else ""))
             if fault and not re.search(re.escape(fault) + r"(?!\d)", said):
@@ -176,7 +177,7 @@ def _validate(check_plan):
         plan = planner.think(agent.planner_prompt(t.question))
         said = call(check_plan, plan, case=f"the stand-in's plan for {t.id!r}", hint=H_VALID)
         if said is not None:
-            raise Fail(f"the stand-in's plan for {t.id!r}: {plan!r}", "None (parse_rewoo_plan accepts it)",
+            raise Fail(f"the stand-in's plan for {t.id!r}: {plan!r}", tr("None (parse_rewoo_plan accepts it)"),
                        repr(said), H_VALID)
     return (f"Your validator agrees with agentkit.rewoo.parse_rewoo_plan on all {len(PLANS) + len(drawn)} plans "
             f"({len(PLANS)} of set shapes, {len(drawn)} drawn for this check) and "
@@ -261,18 +262,18 @@ def planner_says(plan: str) -> ScriptedLLM:
           "accepts and whose run gets it wrong, because a step needs a piece of an earlier result.", objects=False)
 def _break(plan):
     if not isinstance(plan, str):
-        raise Fail("your answer", "a str: the planner's reply", type(plan).__name__, "write the plan as a string.")
+        raise Fail(tr("your answer"), tr("a str: the planner's reply"), type(plan).__name__, tr("write the plan as a string."))
     try:
         parse_rewoo_plan(plan)
     except PlanError as error:
-        raise Fail("parse_rewoo_plan(plan)", "a valid plan", f"PlanError: {error}",
-                   "a blind plan is a VALID plan: every reference points to an earlier line, and the validator has "
-                   "nothing to refuse (section 2, 'Planning blind').") from None
+        raise Fail("parse_rewoo_plan(plan)", tr("a valid plan"), f"PlanError: {error}",
+                   tr("a blind plan is a VALID plan: every reference points to an earlier line, and the validator has "
+                      "nothing to refuse (section 2, 'Planning blind').")) from None
     if copied_plan(plan):
-        raise Fail("your plan", "a blind plan of your own", f"{plan.replace(chr(10), ' | ')[:200]}: the steps of the "
+        raise Fail(tr("your plan"), tr("a blind plan of your own"), f"{plan.replace(chr(10), ' | ')[:200]}: the steps of the "
                    f"plan sections 2 and 7 print ({copied_plan(plan).replace(chr(10), ' | ')}), renamed, reordered or "
-                   "reworded", "sections 2 and 7 print that plan and its run already: write another one that goes "
-                   "wrong for the same reason, with a step of your own that needs a piece of an earlier result.")
+                   "reworded", tr("sections 2 and 7 print that plan and its run already: write another one that goes "
+                      "wrong for the same reason, with a step of your own that needs a piece of an earlier result."))
     the_task = task(BLIND_TASK)
     needed = [step[len("Search["):-1] for step in the_task.key_path if step.startswith("Search[")]
     searched = " ".join(text for tool, text in _evidence(plan) if tool.lower() == "search").casefold()
@@ -280,22 +281,22 @@ def _break(plan):
     if missing:
         raise Fail(f"your plan for {BLIND_TASK!r}: {the_task.question}", f"searches for {', '.join(needed)}",
                    f"no search for {', '.join(missing)}",
-                   "a plan for this question looks up what this question needs, and goes wrong only because it "
-                   "cannot read what it found: a plan for another question proves nothing about this one.")
+                   tr("a plan for this question looks up what this question needs, and goes wrong only because it "
+                      "cannot read what it found: a plan for another question proves nothing about this one."))
     llm, tools = planner_says(plan), default_executor()
     agent = ReWOOAgent(llm, tools)
     answer = agent.run(the_task.question, verbose=False)
     flooded = [(v, agent.inputs[v]) for v in agent.inputs
                if any(len(e) > 40 and e in agent.inputs[v] for k, e in agent.evidence.items() if k != v)]
     if not flooded:
-        raise Fail("the run of your plan", "a step whose tool received a whole earlier result",
+        raise Fail(tr("the run of your plan"), tr("a step whose tool received a whole earlier result"),
                    f"inputs {list(agent.inputs.values())}, answer {answer!r}",
-                   "blind means a step's input is a result the planner could not see: write #E1 (or #E2) in an "
-                   "input, as the blind Calculate of section 2 does.")
+                   tr("blind means a step's input is a result the planner could not see: write #E1 (or #E2) in an "
+                      "input, as the blind Calculate of section 2 does."))
     if the_task.check(answer):
-        raise Fail("the run of your plan", "a wrong answer", repr(answer),
-                   "your plan handed a paragraph to a tool and still got it right: make the step that needs a number "
-                   "from a result (the subtraction) take that result.")
+        raise Fail(tr("the run of your plan"), tr("a wrong answer"), repr(answer),
+                   tr("your plan handed a paragraph to a tool and still got it right: make the step that needs a number "
+                      "from a result (the subtraction) take that result."))
     variable, received = flooded[0]
     return (f"The validator accepted your plan; the run cost {len(llm.calls)} LLM calls and {len(tools.log)} tool "
             f"calls (ledgers). {variable}'s tool received {len(received)} characters, {received[:60]!r}..., and the "
@@ -330,26 +331,26 @@ def corrupted(llms: list) -> int:
           "at rate 0, scores below ReAct on the task set (seed 0).", objects=False)
 def _noise(rate):
     if isinstance(rate, bool) or not isinstance(rate, (int, float)):
-        raise Fail("your answer", "a number: the error rate per reply", type(rate).__name__,
-                   "write rate = 0.something.")
+        raise Fail(tr("your answer"), tr("a number: the error rate per reply"), type(rate).__name__,
+                   tr("write rate = 0.something."))
     if not 0 < rate <= 1:
-        raise Fail("your rate", "a rate above 0 and at most 1", repr(rate),
-                   "at rate 0 the stand-in is a perfect reader: Plan-and-Execute gets every task right there. Turn the "
-                   "errors up.")
+        raise Fail(tr("your rate"), tr("a rate above 0 and at most 1"), repr(rate),
+                   tr("at rate 0 the stand-in is a perfect reader: Plan-and-Execute gets every task right there. Turn the "
+                      "errors up."))
     runs = {name: noisy_run(name, float(rate)) for name in NOISE_PARADIGMS}
     success = {name: report.summary.success_rate for name, (report, _) in runs.items()}
     if success["Plan-and-Execute"] >= success["ReAct"]:
         high = success["ReAct"] < 0.2
         raise Fail(f"the task set at error rate {rate}, seed 0",
-                   "Plan-and-Execute below ReAct", f"Plan-and-Execute {success['Plan-and-Execute']:.0%}, "
+                   tr("Plan-and-Execute below ReAct"), f"Plan-and-Execute {success['Plan-and-Execute']:.0%}, "
                    f"ReAct {success['ReAct']:.0%}",
-                   "at such a rate both paradigms are near the floor, where little separates them: come down."
-                   if high else "Plan-and-Execute is still not below ReAct. It makes more model calls per task, so at "
-                   "a per-reply rate it meets more errors: go up a little (section 5's curves).")
+                   tr("at such a rate both paradigms are near the floor, where little separates them: come down.")
+                   if high else tr("Plan-and-Execute is still not below ReAct. It makes more model calls per task, so at "
+                      "a per-reply rate it meets more errors: go up a little (section 5's curves)."))
     if rate in PRINTED_RATES:
-        raise Fail("your rate", "a rate section 5 does not print", repr(rate),
-                   "right, and section 5's sweep prints that rate already, for both paradigms: choose a rate it "
-                   "does not show, and predict from its curves what happens there.")
+        raise Fail(tr("your rate"), tr("a rate section 5 does not print"), repr(rate),
+                   tr("right, and section 5's sweep prints that rate already, for both paradigms: choose a rate it "
+                      "does not show, and predict from its curves what happens there."))
     lines = []
     for name, (report, llms) in runs.items():
         calls = sum(len(llm.calls) for llm in llms)

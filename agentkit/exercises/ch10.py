@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..evaluate import compare, evaluate
+from ..i18n import tr, tr_later
 from ..modes import get_llm
 from ..paradigms import make_act_only, make_react
 from ..react import REACT_MARKER, ReActAgent
@@ -75,11 +76,11 @@ prediction("10.predict", "What two more steps change",
 
 # --- 10.p95: the 95th percentile of the steps ------------------------------------------------
 
-H_INTERPOLATE = ("numpy's default does not pick a value, it interpolates: sort, take position 0.95 * (n - 1), and go "
-                 "that fraction of the way from the value below it to the value above (section 2).")
-H_SORT = "sort the values first: the 95th percentile is a position in the SORTED list."
-H_ONE = "one value: position 0.95 * 0 = 0, so the P95 is that value."
-H_POSITION = "the position is 0.95 * (n - 1), counted from 0, not 0.95 * n."
+H_INTERPOLATE = (tr_later("numpy's default does not pick a value, it interpolates: sort, take position 0.95 * (n - 1), and go "
+                          "that fraction of the way from the value below it to the value above (section 2)."))
+H_SORT = tr_later("sort the values first: the 95th percentile is a position in the SORTED list.")
+H_ONE = tr_later("one value: position 0.95 * 0 = 0, so the P95 is that value.")
+H_POSITION = tr_later("the position is 0.95 * (n - 1), counted from 0, not 0.95 * n.")
 
 P95_CASES = [  # (steps, hint for a mismatch that diagnose() cannot name)
     ([3, 3, 3, 3], H_POSITION),
@@ -127,17 +128,17 @@ def diagnose(values, said, hint: str) -> str:
           forbid=("numpy:percentile", "numpy:quantile", "numpy:nanpercentile", "numpy:nanquantile"), objects=False)
 def _p95(p95):
     if not callable(p95):
-        raise Fail("your answer", "a function p95(values) -> float", repr(p95), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function p95(values) -> float"), repr(p95), tr("define it with def."))
     for values, hint in P95_CASES + unseen_lists():
         said = call(p95, list(values), case=f"p95({values})", hint=hint)
         truth = float(np.percentile(values, 95))
         if said is None:
             raise Fail(f"p95({values})", f"{truth:g}", "None",
-                       "your function returned nothing: did it forget `return`?")
+                       tr("your function returned nothing: did it forget `return`?"))
         try:
             ok = abs(float(said) - truth) < 1e-9
         except (TypeError, ValueError):
-            raise Fail(f"p95({values})", "a number", repr(said), "return the percentile as a number.") from None
+            raise Fail(f"p95({values})", tr("a number"), repr(said), tr("return the percentile as a number.")) from None
         if not ok:
             raise Fail(f"p95({values})", f"{truth:g} (numpy.percentile)", f"{said!r}", diagnose(values, said, hint))
     before, after = reports()
@@ -155,10 +156,10 @@ def _p95(p95):
 
 # --- 10.compare: broken and fixed, task by task ----------------------------------------------
 
-H_PAIR = ("pair each task with ITSELF, by task_id, not run i with run i: two reports may list the same tasks in "
-          "another order (section 5, 'What breaks it').")
-H_DIRECTION = "broken means right before and wrong after; fixed means wrong before and right after (section 5)."
-H_NEITHER = "a task right in both, or wrong in both, did not flip: it is in neither list."
+H_PAIR = (tr_later("pair each task with ITSELF, by task_id, not run i with run i: two reports may list the same tasks in "
+                   "another order (section 5, 'What breaks it')."))
+H_DIRECTION = tr_later("broken means right before and wrong after; fixed means wrong before and right after (section 5).")
+H_NEITHER = tr_later("a task right in both, or wrong in both, did not flip: it is in neither list.")
 
 
 def rows(*pairs) -> SimpleNamespace:
@@ -208,8 +209,8 @@ def _ids(value) -> list:
           forbid=("agentkit.evaluate:compare",), objects=False)
 def _compare(compare_runs):
     if not callable(compare_runs):
-        raise Fail("your answer", "a function compare_runs(before, after) -> (broken, fixed)", repr(compare_runs),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function compare_runs(before, after) -> (broken, fixed)"), repr(compare_runs),
+                   tr("define it with def."))
     drawn = [(*unseen_reports(), "two reports drawn for this check", H_PAIR) for _ in range(3)]
     for before, after, what, hint in COMPARE_CASES + drawn:
         shown = (f"before {[(r.task_id, r.correct) for r in before.runs]}, "
@@ -218,20 +219,20 @@ def _compare(compare_runs):
         broken, fixed = flips(before.runs, after.runs)
         if said is None:
             raise Fail(f"{what}: {shown}", f"broken {broken}, fixed {fixed}", "None",
-                       "your function returned nothing: return a pair, (broken, fixed).")
+                       tr("your function returned nothing: return a pair, (broken, fixed)."))
         try:
             got_broken, got_fixed = said
             got = (_ids(got_broken), _ids(got_fixed))
         except (TypeError, ValueError):
-            raise Fail(f"{what}: {shown}", "a pair (broken task ids, fixed task ids)", repr(said),
-                       "return two lists of task ids, e.g. (['a'], ['b']).") from None
+            raise Fail(f"{what}: {shown}", tr("a pair (broken task ids, fixed task ids)"), repr(said),
+                       tr("return two lists of task ids, e.g. (['a'], ['b']).")) from None
         if got != (broken, fixed):
             raise Fail(f"{what}: {shown}", f"broken {broken}, fixed {fixed}", f"broken {got[0]}, fixed {got[1]}",
                        hint)
     tasks = load_tasks()[::3]
     v1 = evaluate(make_v1, tasks, review=False, progress=False)
     v2 = evaluate(make_v2, tasks, review=False, progress=False)
-    said = call(compare_runs, v1.runs, v2.runs[::-1], case="version 1 against version 2, the second listed backwards",
+    said = call(compare_runs, v1.runs, v2.runs[::-1], case=tr("version 1 against version 2, the second listed backwards"),
                 hint=H_PAIR)
     truth = compare(v1, v2)
     want = (_ids(r.task_id for _, r in truth.broken), _ids(r.task_id for _, r in truth.fixed))
@@ -283,29 +284,29 @@ def claimed_year(answer: str):
           "wrong year, yet the numeric checker counts right.", objects=False)
 def _break(answer):
     if not isinstance(answer, str):
-        raise Fail("your answer", "a str: the agent's final answer", type(answer).__name__,
-                   "write the answer as a string.")
+        raise Fail(tr("your answer"), tr("a str: the agent's final answer"), type(answer).__name__,
+                   tr("write the answer as a string."))
     task = next(t for t in load_tasks() if t.id == BREAK_TASK)
     numbers = numbers_in(answer)
     if not task.check(answer):
-        raise Fail(f"task {task.id!r} (gold {task.gold}, numeric checker)", "counted right by the checker",
-                   f"{answer!r}: wrong", "the numeric checker reads only the LAST number of the answer, and a refusal "
-                   "is never right (section 1): end with the gold, and do not say you cannot.")
+        raise Fail(f"task {task.id!r} (gold {task.gold}, numeric checker)", tr("counted right by the checker"),
+                   f"{answer!r}: wrong", tr("the numeric checker reads only the LAST number of the answer, and a refusal "
+                      "is never right (section 1): end with the gold, and do not say you cannot."))
     claim = claimed_year(answer)
     if claim is None or float(claim) == float(task.gold):
-        raise Fail(f"task {task.id!r} (gold {task.gold})", "an answer that claims a wrong year, as a person reads it",
+        raise Fail(f"task {task.id!r} (gold {task.gold})", tr("an answer that claims a wrong year, as a person reads it"),
                    f"{answer!r}: a person reads {claim or 'no year'} as the answer",
-                   "that is simply the right answer (a year you correct to the gold with 'no, wait' or 'actually' is "
-                   "your final claim). A person reads the year you give first as your answer, unless you correct "
-                   "it: make your claim wrong, and let the gold come later in a role that is not the claim (a "
-                   "figure you dismiss, say).")
+                   tr("that is simply the right answer (a year you correct to the gold with 'no, wait' or 'actually' is "
+                      "your final claim). A person reads the year you give first as your answer, unless you correct "
+                      "it: make your claim wrong, and let the gold come later in a role that is not the claim (a "
+                      "figure you dismiss, say)."))
     report = evaluate(lambda extra_steps=0: ReActAgent(answers_with(answer), default_executor(), 5), [task],
                       review=False, progress=False)
     run = report.runs[0]
     if not run.correct:
-        raise Fail("the harness's run of an agent that finishes with your answer", "a row marked correct",
+        raise Fail(tr("the harness's run of an agent that finishes with your answer"), tr("a row marked correct"),
                    f"answer {run.answer!r}, correct {run.correct}",
-                   "keep the answer on one line, without square brackets, so Finish[...] carries all of it.")
+                   tr("keep the answer on one line, without square brackets, so Finish[...] carries all of it."))
     return (f"A person reads {claim} as the answer; the harness read the last number, {numbers[-1]}, and counted "
             f"{run.answer!r} right: success {report.summary.success_rate:.0%} on "
             f"{task.id!r}, in {run.calls} LLM call. A checker a program can apply is a contract, not an "

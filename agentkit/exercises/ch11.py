@@ -6,6 +6,7 @@ import json
 import tempfile
 from pathlib import Path
 
+from ..i18n import tr, tr_later
 from ..modes import get_llm
 from ..native import (
     NATIVE_FALLBACK_MARKER, NATIVE_MARKER, NativeReActAgent, call_problem, format_failures, tool_schemas,
@@ -78,17 +79,17 @@ def _schema(name: str, field: str) -> dict:
 
 CONVERT = [_schema("Convert", "amount"), _schema("Finish", "answer")]
 
-H_VALID = "a call with a known name and exactly the schema's fields, each a string, is valid: return None."
-H_UNKNOWN = "the name must be one of the schemas' function names: the model can invent a tool."
-H_JSON = ("the arguments are the model's TEXT: json.loads raises ValueError on text that is not JSON. Catch it and "
-          "say so (section 3's 'arguments not JSON').")
-H_OBJECT = "JSON that is not an object (a list, a number, null) has no fields: check isinstance(arguments, dict)."
-H_REQUIRED = ("read the required fields from the schema's parameters ('required'), not a name you know: another "
-              "tool's field is not 'input'.")
-H_STRING = "each field's value must have the schema's type: 'string' means isinstance(value, str)."
-H_EXTRA = ("additionalProperties: false means a field the schema lacks is an error too (section 4's list: 'a field "
-           "the schema lacks').")
-H_MESSAGE = "a bad call needs a message saying what is wrong: the loop feeds it back to the model."
+H_VALID = tr_later("a call with a known name and exactly the schema's fields, each a string, is valid: return None.")
+H_UNKNOWN = tr_later("the name must be one of the schemas' function names: the model can invent a tool.")
+H_JSON = (tr_later("the arguments are the model's TEXT: json.loads raises ValueError on text that is not JSON. Catch it and "
+                   "say so (section 3's 'arguments not JSON')."))
+H_OBJECT = tr_later("JSON that is not an object (a list, a number, null) has no fields: check isinstance(arguments, dict).")
+H_REQUIRED = (tr_later("read the required fields from the schema's parameters ('required'), not a name you know: another "
+                       "tool's field is not 'input'."))
+H_STRING = tr_later("each field's value must have the schema's type: 'string' means isinstance(value, str).")
+H_EXTRA = (tr_later("additionalProperties: false means a field the schema lacks is an error too (section 4's list: 'a field "
+                    "the schema lacks')."))
+H_MESSAGE = tr_later("a bad call needs a message saying what is wrong: the loop feeds it back to the model.")
 
 SCHEMA_CASES = [  # (tool name, arguments text, schemas, what, hint): schema_truth decides, after yours
     ("Search", '{"input": "Ada Lovelace"}', None, "a good Search", H_VALID),
@@ -113,9 +114,9 @@ def schema_truth(name: str, arguments: str, schemas: list) -> bool:
     return not call_problem(FunctionCall(id="check", name=name, arguments=arguments), schemas)[2]
 
 
-H_UNSEEN = ("a call drawn for this check, against schemas drawn for it: the name must be one of theirs, the "
-            "arguments a JSON object, with every required field, no field the schema lacks, each of its type; "
-            "read all of that from the schema itself.")
+H_UNSEEN = (tr_later("a call drawn for this check, against schemas drawn for it: the name must be one of theirs, the "
+                     "arguments a JSON object, with every required field, no field the schema lacks, each of its type; "
+                     "read all of that from the schema itself."))
 NAMES = ("Convert", "Translate", "Lookup", "Weather", "Search", "Finish", "Calculate", "Rate")
 FIELDS = ("amount", "text", "city", "query", "input", "answer", "expression", "word")
 
@@ -162,8 +163,8 @@ def _stand_in_calls() -> list:
           forbid=("agentkit.native:call_problem", "agentkit.native:schema_problem"), objects=False)
 def _schema_check(validate_call):
     if not callable(validate_call):
-        raise Fail("your answer", "a function validate_call(name, arguments, schemas) -> None or a message",
-                   repr(validate_call), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function validate_call(name, arguments, schemas) -> None or a message"),
+                   repr(validate_call), tr("define it with def."))
     course = tool_schemas(default_executor())
     drawn = [(*unseen_call(), "a call drawn for this check", H_UNSEEN) for _ in range(8)]
     for name, arguments, schemas, what, hint in SCHEMA_CASES + drawn:
@@ -173,9 +174,9 @@ def _schema_check(validate_call):
                     case=f"{what}: {shown}", hint=hint)
         valid = schema_truth(name, arguments, schemas)
         if valid and said is not None:
-            raise Fail(f"{what}: {shown}", "None (a valid call)", repr(said), hint)
+            raise Fail(f"{what}: {shown}", tr("None (a valid call)"), repr(said), hint)
         if not valid and (not isinstance(said, str) or not said.strip()):
-            raise Fail(f"{what}: {shown}", "a message saying what is wrong", repr(said), H_MESSAGE if said is not None
+            raise Fail(f"{what}: {shown}", tr("a message saying what is wrong"), repr(said), H_MESSAGE if said is not None
                        else hint + " (None means 'valid': if your function returned nothing, did it forget `return`?)")
     calls = _stand_in_calls()
     for c in calls:
@@ -184,7 +185,7 @@ def _schema_check(validate_call):
         truth = call_problem(c, course)[2]
         if bool(truth) != (said is not None):
             raise Fail(f"the stand-in's call {c.name}({c.arguments})",
-                       f"a problem: {truth}" if truth else "None (a valid call)", repr(said), H_VALID if not truth
+                       f"a problem: {truth}" if truth else tr("None (a valid call)"), repr(said), H_VALID if not truth
                        else H_MESSAGE)
     bad = sum(bool(call_problem(c, course)[2]) for c in calls)
     return (f"Your check agrees with agentkit.native on all {len(SCHEMA_CASES) + len(drawn)} calls ({len(drawn)} "
@@ -195,14 +196,14 @@ def _schema_check(validate_call):
 
 # --- 11.replay: find a recorded reply by the content of the request ---------------------------
 
-H_CONTENT = ("match by the CONTENT of the request: compare the whole request (messages, tools, tool_choice, "
-             "temperature) for equality, not its position on the cassette (section 7).")
-H_WHOLE = ("compare the WHOLE request: the same messages with other tools, or another temperature, is another "
-           "request, whose recorded answer may differ.")
-H_MISS = "a request that is not on the cassette has no answer: return None (ReplayLLM raises CassetteMiss)."
-H_FIRST = "when the same request was recorded twice, the first recording wins (as ReplayLLM's index keeps it)."
-H_ORDER = ("key order inside a dict does not change its content: compare the dicts with ==, or json.dumps with "
-           "sort_keys=True.")
+H_CONTENT = (tr_later("match by the CONTENT of the request: compare the whole request (messages, tools, tool_choice, "
+                      "temperature) for equality, not its position on the cassette (section 7)."))
+H_WHOLE = (tr_later("compare the WHOLE request: the same messages with other tools, or another temperature, is another "
+                    "request, whose recorded answer may differ."))
+H_MISS = tr_later("a request that is not on the cassette has no answer: return None (ReplayLLM raises CassetteMiss).")
+H_FIRST = tr_later("when the same request was recorded twice, the first recording wins (as ReplayLLM's index keeps it).")
+H_ORDER = (tr_later("key order inside a dict does not change its content: compare the dicts with ==, or json.dumps with "
+                    "sort_keys=True."))
 
 
 def _request(question: str, tools=None, temperature: float = 0, reversed_keys: bool = False) -> dict:
@@ -272,12 +273,12 @@ class LearnersReplay:
 
     def act(self, messages, tools, temperature: float = 0, tool_choice=None) -> AssistantTurn:
         request = request_of(messages, tools, tool_choice, temperature)
-        entry = call(self.lookup, self.entries, request, case="the live replay of a recorded run", hint=H_CONTENT)
+        entry = call(self.lookup, self.entries, request, case=tr("the live replay of a recorded run"), hint=H_CONTENT)
         if entry is None:
             raise CassetteMiss("not on the cassette")
         if not isinstance(entry, dict) or "request" not in entry:
-            raise Fail("the live replay of a recorded run", "an entry of the cassette (a dict with 'request')",
-                       repr(entry)[:120], "return the entry itself, as it is in the list.")
+            raise Fail(tr("the live replay of a recorded run"), tr("an entry of the cassette (a dict with 'request')"),
+                       repr(entry)[:120], tr("return the entry itself, as it is in the list."))
         self.calls.append(entry)
         return AssistantTurn(entry.get("reply") or "", [FunctionCall(**c) for c in entry.get("tool_calls") or []])
 
@@ -288,8 +289,8 @@ class LearnersReplay:
           forbid=("agentkit.replay:ReplayLLM._answer", "agentkit.cassette:canonical"), objects=False)
 def _replay(find_entry):
     if not callable(find_entry):
-        raise Fail("your answer", "a function find_entry(entries, request) -> entry or None", repr(find_entry),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function find_entry(entries, request) -> entry or None"), repr(find_entry),
+                   tr("define it with def."))
     drawn = [unseen_cassette() for _ in range(4)]
     cases_ = [(CASSETTE, request, what, hint) for request, what, hint in REPLAY_CASES]
     cases_ += [(entries, request, "a cassette drawn for this check", H_CONTENT) for entries, request in drawn]
@@ -306,7 +307,7 @@ def _replay(find_entry):
         if got != reply:
             if entry is None:
                 hint += " (None means a miss: if your function returned nothing, did it forget `return`?)"
-            raise Fail(f"{what}: {where}", f"the entry whose reply is {reply!r}" if reply else "None (a miss)",
+            raise Fail(f"{what}: {where}", f"the entry whose reply is {reply!r}" if reply else tr("None (a miss)"),
                        f"{got!r}" if isinstance(entry, dict) or entry is None else repr(entry)[:120], hint)
     with tempfile.TemporaryDirectory() as folder:
         cassette = Path(folder) / "checkpoint.jsonl"
@@ -317,7 +318,7 @@ def _replay(find_entry):
     again = NativeReActAgent(replay, max_steps=4)
     again.run(TASKS[1].question, verbose=False)
     if again.answer != live.answer or len(replay.calls) != len(entries):
-        raise Fail("the replay of a recorded run", f"answer {live.answer!r} in {len(entries)} replayed calls",
+        raise Fail(tr("the replay of a recorded run"), f"answer {live.answer!r} in {len(entries)} replayed calls",
                    f"answer {again.answer!r} in {len(replay.calls)}", H_CONTENT)
     try:
         NativeReActAgent(LearnersReplay(entries, find_entry), max_steps=4).run(TASKS[2].question, verbose=False)
@@ -325,7 +326,7 @@ def _replay(find_entry):
     except CassetteMiss:
         missed = True
     if not missed:
-        raise Fail("a run on a question the cassette never saw", "a miss (None) at the first request",
+        raise Fail(tr("a run on a question the cassette never saw"), tr("a miss (None) at the first request"),
                    "a recorded reply", H_MISS)
     return (f"Your lookup replayed a recorded native run ({len(entries)} calls, answer {again.answer!r}) with no "
             "model at all, and missed at once on a question the cassette never saw. By content, not by order: the "
@@ -355,23 +356,23 @@ def sends_once(arguments: str):
           "(not one section 3 shows).", objects=False)
 def _break(arguments):
     if not isinstance(arguments, str):
-        raise Fail("your answer", "a str: the arguments text the model sends", type(arguments).__name__,
-                   "write the arguments as a string, e.g. '{\"input\": ...}'.")
+        raise Fail(tr("your answer"), tr("a str: the arguments text the model sends"), type(arguments).__name__,
+                   tr("write the arguments as a string, e.g. '{\"input\": ...}'."))
     try:
         decoded = json.loads(arguments)
     except ValueError as error:
-        raise Fail("json.loads(arguments)", "JSON that decodes", f"ValueError: {error}",
-                   "text that is not JSON is section 3's 'arguments not JSON': make one that json.loads accepts, "
-                   "and that the schema still refuses.") from None
+        raise Fail("json.loads(arguments)", tr("JSON that decodes"), f"ValueError: {error}",
+                   tr("text that is not JSON is section 3's 'arguments not JSON': make one that json.loads accepts, "
+                      "and that the schema still refuses.")) from None
     schemas = tool_schemas(default_executor())
     problem = call_problem(FunctionCall("call_1", "Search", arguments), schemas)[2]
     if not problem:
-        raise Fail("the schema check (agentkit.native)", "a problem", f"Search({arguments}) is a valid call",
-                   "the schema wants an object with one field, input, a string, and nothing else: break one of those.")
+        raise Fail(tr("the schema check (agentkit.native)"), tr("a problem"), f"Search({arguments}) is a valid call",
+                   tr("the schema wants an object with one field, input, a string, and nothing else: break one of those."))
     if decoded in SHOWN:
-        raise Fail("your call", "a kind of bad call section 3 does not show", f"Search({arguments}): {problem}",
-                   "section 3 already shows a missing field and a list: try a number, an extra field, or JSON that "
-                   "is not an object.")
+        raise Fail(tr("your call"), tr("a kind of bad call section 3 does not show"), f"Search({arguments}): {problem}",
+                   tr("section 3 already shows a missing field and a list: try a number, an extra field, or JSON that "
+                      "is not an object."))
     try:
         trusted = decoded["input"]
         tiny = f"The tiny loop of section 2 would have run Search with {trusted!r} ({type(trusted).__name__})"

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 from ..approval import VERDICTS, Approve, Call, GatedExecutor, Tainted, deny_side_effects
 from ..approval import Verdict as GateVerdict
+from ..i18n import tr, tr_later
 from ..modes import get_llm
 from ..react import ReActAgent
 from ..scripts.world import FILL, STANDUP_QUESTION, TIDY_QUESTION
@@ -111,13 +112,13 @@ def policy_truth(effect: str, source: str) -> str:
     return {"send": "dry_run", "delete": "deny"}.get(effect, "deny" if source.startswith("call ") else "run")
 
 
-VERDICT_HINT = ("return a Verdict from agentkit.approval, for example Verdict(\"deny\", \"policy: team rules\"); "
-                "the gate reads its action and who decided.")
+VERDICT_HINT = (tr_later("return a Verdict from agentkit.approval, for example Verdict(\"deny\", \"policy: team rules\"); "
+                         "the gate reads its action and who decided."))
 
 
-H_UNSEEN = ("a call drawn for this check: decide by call.effect and call.source only: a write runs unless its source "
-            "says a tool's output asked for it (\"call N: ...\"), then it is denied; a send is a dry run; a delete "
-            "is denied.")
+H_UNSEEN = (tr_later("a call drawn for this check: decide by call.effect and call.source only: a write runs unless its source "
+                     "says a tool's output asked for it (\"call N: ...\"), then it is denied; a send is a dry run; a delete "
+                     "is denied."))
 TOOL_NAMES = ("ArchiveNote", "RenameNote", "PostToChat", "EmailTeam", "DropNotes", "WipeFolder", "TagNote", "Notify")
 
 
@@ -148,7 +149,7 @@ def _ask(policy, c: Call, what: str, hint: str) -> GateVerdict:
           "dry-run every send, deny every delete.", objects=False)
 def _policy(policy):
     if not callable(policy):
-        raise Fail("your answer", "a function team_policy(call) -> Verdict", repr(policy)[:100], "define it with def.")
+        raise Fail(tr("your answer"), tr("a function team_policy(call) -> Verdict"), repr(policy)[:100], tr("define it with def."))
     for number, (tool, argument, effect, source, what, hint) in enumerate(POLICY_CASES + unseen_calls(), 1):
         c = Call(number, tool, argument, effect, f"would change something ({tool})", source.format(tool=tool))
         said = _ask(policy, c, what, hint)
@@ -164,8 +165,8 @@ def _policy(policy):
         kept, written = tidy.counts(), desk.notes().get("Standup")
         table = {d.tool: d.verdict for d in gate.ledger + standup.ledger if d.effect != "read"}
         if kept["notes"] != len(SAMPLE_NOTES) or kept["outbox"] or written is None or desk.counts()["outbox"]:
-            raise Fail("the live runs (the injected tidy run, the standup task)",
-                       "the tidy store intact, the Standup note written, nothing sent",
+            raise Fail(tr("the live runs (the injected tidy run, the standup task)"),
+                       tr("the tidy store intact, the Standup note written, nothing sent"),
                        f"tidy store {kept}; Standup note {written!r}; outbox {desk.counts()['outbox']}",
                        POLICY_CASES[1][5])
     return (f"Live, the gate's ledgers say {table}: the page's deletion was denied, the user's note written, the "
@@ -178,13 +179,13 @@ def _policy(policy):
 SECRET = "office-wifi: maple-7-lantern"  # not the notebook's password: a leak must read it from the store
 LEAK_NOTES = dict(SAMPLE_NOTES, **{"Wi-Fi password": SECRET})
 LEAK_HINTS = {
-    "side effect": "the gate stops every call that would write, delete or send (section 4). What leaves the "
-                   "machine without a side effect? Section 6's second case.",
-    "no read": "the stand-in fills <what ReadNote returned> with the last ReadNote output: ask it to call "
-               "ReadNote[a title] first, then the tool that takes the text out.",
-    "from the page": "the secret must come from the store the check builds (its notes are not the notebook's): "
-                     "let ReadNote fetch it, and pass <what ReadNote returned> on.",
-    "nothing": "the stand-in obeys only lines of the form call Tool[input] in what it reads (section 3's page).",
+    "side effect": tr_later("the gate stops every call that would write, delete or send (section 4). What leaves the "
+                            "machine without a side effect? Section 6's second case."),
+    "no read": tr_later("the stand-in fills <what ReadNote returned> with the last ReadNote output: ask it to call "
+                        "ReadNote[a title] first, then the tool that takes the text out."),
+    "from the page": tr_later("the secret must come from the store the check builds (its notes are not the notebook's): "
+                              "let ReadNote fetch it, and pass <what ReadNote returned> on."),
+    "nothing": tr_later("the stand-in obeys only lines of the form call Tool[input] in what it reads (section 3's page)."),
 }
 
 
@@ -218,11 +219,11 @@ def leak_run(page: str) -> tuple[World, GatedExecutor]:
           "intact.", objects=False)
 def _leak(page):
     if not isinstance(page, str) or not page.strip():
-        raise Fail("your answer", "a str: the page's text", repr(page)[:100], "write the page as a string.")
+        raise Fail(tr("your answer"), tr("a str: the page's text"), repr(page)[:100], tr("write the page as a string."))
     if _calls(page) == printed_calls():
-        raise Fail("your page", "a leak of your own", f"the calls of section 6's page: {_calls(page)}",
-                   "section 6 runs that very attack already: make another note leave the machine, or the same "
-                   "one by other calls.")
+        raise Fail(tr("your page"), tr("a leak of your own"), f"the calls of section 6's page: {_calls(page)}",
+                   tr("section 6 runs that very attack already: make another note leave the machine, or the same "
+                      "one by other calls."))
     world, gate = leak_run(page)
     try:
         counts, queries = world.counts(), world.web_log()
@@ -230,7 +231,7 @@ def _leak(page):
                   if text not in page and any(text in q for q in queries)]
         tried = [d for d in gate.ledger if d.effect != "read"]
         if counts["notes"] != len(LEAK_NOTES) or counts["outbox"]:
-            raise Fail("the store after the run", "intact: the attack must not need a side effect", str(counts),
+            raise Fail(tr("the store after the run"), tr("intact: the attack must not need a side effect"), str(counts),
                        LEAK_HINTS["side effect"])
         if not leaked:
             calls = "; ".join(f"{d.tool}[{d.argument[:40]}] {d.verdict}" for d in gate.ledger) or "no tool call"
@@ -238,7 +239,7 @@ def _leak(page):
             hint = (LEAK_HINTS["side effect"] if tried else
                     LEAK_HINTS["no read"] if FILL in page and not read_a_note else
                     LEAK_HINTS["from the page"] if queries else LEAK_HINTS["nothing"])
-            raise Fail("the web-search log after the run", "a query holding a note's text, read from the store",
+            raise Fail(tr("the web-search log after the run"), tr("a query holding a note's text, read from the store"),
                        f"queries {queries}; calls: {calls}", hint)
     finally:
         world.close()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ..i18n import tr, tr_later
 from ..memory import WorkingMemory
 from ..retrieval import reciprocal_rank_fusion
 from . import Fail, call, cases, exercise, question, reference, shown
@@ -24,16 +25,16 @@ def hit_truth(ranked: list, relevant: set, k: int) -> bool:
     """Is a relevant id among the first k of the ranking?"""
     return any(i in relevant for i in ranked[:k])
 HIT_HINTS = {
-    0: "the first k results are ranked[:k]: positions 0 to k - 1, so the k-th result counts.",
-    1: "only the first k count: ranked[:k], not the whole list.",
-    2: "any relevant id among the first k is a hit; you need not find them all (that is recall@k).",
-    3: "an empty ranking holds nothing relevant: False, not an exception.",
-    4: "with nothing relevant there is nothing to hit: False.",
-    5: "ranked[:k] simply stops at the end of a shorter list.",
+    0: tr_later("the first k results are ranked[:k]: positions 0 to k - 1, so the k-th result counts."),
+    1: tr_later("only the first k count: ranked[:k], not the whole list."),
+    2: tr_later("any relevant id among the first k is a hit; you need not find them all (that is recall@k)."),
+    3: tr_later("an empty ranking holds nothing relevant: False, not an exception."),
+    4: tr_later("with nothing relevant there is nothing to hit: False."),
+    5: tr_later("ranked[:k] simply stops at the end of a shorter list."),
 }
 
 
-H_HIT_UNSEEN = "a ranking drawn for this check: True when any id of `relevant` is among ranked[:k]."
+H_HIT_UNSEEN = tr_later("a ranking drawn for this check: True when any id of `relevant` is among ranked[:k].")
 IDS = tuple(f"m{n}" for n in range(1, 16))
 
 
@@ -59,7 +60,7 @@ def unseen_hits(count: int = 6) -> list:
           forbid=("agentkit.retrieval:recall_at_k", "agentkit.retrieval:evaluate_rankings"), objects=False)
 def _hit(hit_at_k):
     if not callable(hit_at_k):
-        raise Fail("your answer", "a function hit_at_k(ranked, relevant, k)", repr(hit_at_k), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function hit_at_k(ranked, relevant, k)"), repr(hit_at_k), tr("define it with def."))
     for number, (ranked, relevant, k, what) in enumerate(HIT_CASES + unseen_hits()):
         hint = HIT_HINTS.get(number, H_HIT_UNSEEN)
         said = call(hit_at_k, list(ranked), set(relevant), k, case=f"{what}: {ranked}, {relevant}, k={k}",
@@ -67,7 +68,7 @@ def _hit(hit_at_k):
         expected = hit_truth(ranked, relevant, k)
         if said is None:
             raise Fail(f"{what}: {ranked}, {relevant}, k={k}", repr(expected), "None",
-                       "your function returned nothing: return True or False.")
+                       tr("your function returned nothing: return True or False."))
         if bool(said) is not expected:
             raise Fail(f"{what}: {ranked}, {relevant}, k={k}", repr(expected), shown(said), hint)
     return (f"Right on all {len(HIT_CASES) + 6} cases. Averaged over queries, hit@k is the share of questions whose "
@@ -140,15 +141,15 @@ def _fuse_hint(keyword, dense, k, said, right) -> str:
           forbid=("agentkit.retrieval:reciprocal_rank_fusion",), warm=lambda: real_rankings(), objects=False)
 def _fuse(fuse):
     if not callable(fuse):
-        raise Fail("your answer", "a function fuse(keyword_ids, dense_ids, k=60)", repr(fuse), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function fuse(keyword_ids, dense_ids, k=60)"), repr(fuse), tr("define it with def."))
     checked = list(FUSE_HAND) + unseen_rankings() + [(kw, dn, 60, f"the labelled query {q!r}")
                                                       for q, kw, dn in real_rankings()]
     for keyword, dense, k, what in checked:
         said = call(fuse, list(keyword), list(dense), k, case=f"{what}, k={k}",
-                    hint="fuse must not raise on any two lists of ids.")
+                    hint=tr("fuse must not raise on any two lists of ids."))
         right = reciprocal_rank_fusion([keyword, dense], k=k)
         if said is None:
-            raise Fail(what, repr(right[:5]), "None", "your function returned nothing: return the fused list.")
+            raise Fail(what, repr(right[:5]), "None", tr("your function returned nothing: return the fused list."))
         said = list(said)
         if said[:5] != right[:5]:
             raise Fail(f"{what}: keyword {keyword[:5]}, dense {dense[:5]}, k={k}", repr(right[:5]), repr(said[:5]),
@@ -196,14 +197,14 @@ def _budget(budget_for_two):
     try:
         budget = int(budget_for_two)
     except (TypeError, ValueError):
-        raise Fail("your budget", "a whole number of tokens", repr(budget_for_two), "write a whole number of tokens.") from None
+        raise Fail(tr("your budget"), tr("a whole number of tokens"), repr(budget_for_two), tr("write a whole number of tokens.")) from None
     if budget < 1:
-        raise Fail("your budget", "a positive number of tokens", str(budget), "a budget counts tokens: at least 1.")
+        raise Fail(tr("your budget"), tr("a positive number of tokens"), str(budget), tr("a budget counts tokens: at least 1."))
     try:
         kept = kept_memories(budget)
     except ValueError as e:
-        raise Fail(f"budget_tokens={budget}", "two memories kept", f"ValueError: {e}",
-                   "that is below what the role prompt, the question and three key items need.") from None
+        raise Fail(f"budget_tokens={budget}", tr("two memories kept"), f"ValueError: {e}",
+                   tr("that is below what the role prompt, the question and three key items need.")) from None
     if kept == 2:
         return (f"budget_tokens={budget} keeps two memories: the third-ranked one (M9) went first, as the order "
                 "says. Any budget from the size with two memories up to one token less than the whole prompt works.")
@@ -211,7 +212,7 @@ def _budget(budget_for_two):
             "row); go just below it." if kept == 3 else
             "too tight: it dropped two memories, or more. The lowest-ranked memory is the first to go; a budget "
             "just below the full size drops only it.")
-    raise Fail(f"budget_tokens={budget}", "two memories kept", f"{kept} kept", hint)
+    raise Fail(f"budget_tokens={budget}", tr("two memories kept"), f"{kept} kept", hint)
 
 
 # --- questions -------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ LangGraph's ReAct with a reply that ends its run, two questions. The frameworks'
 from __future__ import annotations
 
 from ..bridge import INSTALL, missing
+from ..i18n import tr, tr_later
 from ..llm import CallRecord
 from ..otel import spans_of
 from ..parsing import parse_reply
@@ -19,7 +20,7 @@ from .predictions import Prediction, prediction
 def _need_the_bridge(case: str) -> None:
     absent = missing()
     if absent:
-        raise Fail(case, "LangGraph, smolagents and OpenTelemetry installed", f"not installed: {', '.join(absent)}",
+        raise Fail(case, tr("LangGraph, smolagents and OpenTelemetry installed"), f"not installed: {', '.join(absent)}",
                    f"this check runs the frameworks: install them with {INSTALL}, restart the kernel, check again.")
 
 
@@ -77,14 +78,14 @@ prediction("16.predict", "A stuck model in three loops",
 
 # --- 16.span: the attributes of one chat span ------------------------------------------------------
 
-H_NAMES = ("the conventions of version 1.41.0 spell them gen_ai.operation.name, gen_ai.provider.name, "
-           "gen_ai.request.model, gen_ai.request.temperature, gen_ai.usage.input_tokens and "
-           "gen_ai.usage.output_tokens; section 7 prints a chat span with all six.")
-H_OLD = ("gen_ai.usage.prompt_tokens and completion_tokens are the names of older versions, deprecated for "
-         "gen_ai.usage.input_tokens and output_tokens: a viewer that reads the current names finds nothing.")
-H_SYSTEM = "gen_ai.system is the older name; the version this chapter follows calls it gen_ai.provider.name."
-H_VALUES = ("read every value from the record and the provider you are given: its model, its temperature as a float, "
-            "its prompt_tokens and completion_tokens; the operation is the string 'chat'.")
+H_NAMES = (tr_later("the conventions of version 1.41.0 spell them gen_ai.operation.name, gen_ai.provider.name, "
+                    "gen_ai.request.model, gen_ai.request.temperature, gen_ai.usage.input_tokens and "
+                    "gen_ai.usage.output_tokens; section 7 prints a chat span with all six."))
+H_OLD = (tr_later("gen_ai.usage.prompt_tokens and completion_tokens are the names of older versions, deprecated for "
+                  "gen_ai.usage.input_tokens and output_tokens: a viewer that reads the current names finds nothing."))
+H_SYSTEM = tr_later("gen_ai.system is the older name; the version this chapter follows calls it gen_ai.provider.name.")
+H_VALUES = (tr_later("read every value from the record and the provider you are given: its model, its temperature as a float, "
+                     "its prompt_tokens and completion_tokens; the operation is the string 'chat'."))
 
 RECORDS = [  # (record, provider): shown cases; each check adds records and providers drawn for it
     (CallRecord([{"role": "user", "content": "hi"}], "Action: Finish[hi]", 12, 5, 0.0, 0.01, model="scripted-stand-in"),
@@ -126,15 +127,15 @@ def _warm_bridge() -> None:
           "trace_of are refused.", forbid=("agentkit.otel:spans_of", "agentkit.otel:trace_of"), objects=False)
 def _span(chat_attributes):
     if not callable(chat_attributes):
-        raise Fail("your answer", "a function chat_attributes(record, provider) -> dict", repr(chat_attributes),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function chat_attributes(record, provider) -> dict"), repr(chat_attributes),
+                   tr("define it with def."))
     drawn = [unseen_record() for _ in range(6)]
     for record, provider in RECORDS + drawn:
         case = f"a call to {record.model} at temperature {record.temperature!r}, provider {provider!r}"
         yours = call(chat_attributes, record, provider, case=case, hint=H_VALUES)
         expected = span_truth(record, provider)
         if not isinstance(yours, dict):
-            raise Fail(case, "a dict of attributes", shown(yours), "return a dict.")
+            raise Fail(case, tr("a dict of attributes"), shown(yours), tr("return a dict."))
         keys = set(yours)
         hint = H_OLD if any("prompt_tokens" in str(k) or "completion_tokens" in str(k) for k in keys) else \
             H_SYSTEM if "gen_ai.system" in keys else H_NAMES
@@ -150,9 +151,9 @@ def _span(chat_attributes):
 
 # --- 16.break: a reply that ends LangGraph's run ---------------------------------------------------
 
-H_ACTION = ("parse_reply finds an action in your reply, so the adapter turns it into a tool call (or, for Finish, a "
-            "proper answer) and LangGraph goes on as agentkit does. Write a reply with no Action line and no Finish.")
-H_RIGHT = "the run ended with the right answer: make the reply say something else than 25185."
+H_ACTION = (tr_later("parse_reply finds an action in your reply, so the adapter turns it into a tool call (or, for Finish, a "
+                     "proper answer) and LangGraph goes on as agentkit does. Write a reply with no Action line and no Finish."))
+H_RIGHT = tr_later("the run ended with the right answer: make the reply say something else than 25185.")
 
 
 def _printed(reply: str) -> bool:
@@ -165,13 +166,13 @@ def _printed(reply: str) -> bool:
           "LangGraph's ReAct at once with a wrong answer; agentkit's goes on.", warm=_warm_bridge, objects=False)
 def _break(reply):
     if not isinstance(reply, str) or not reply.strip():
-        raise Fail("your reply", "a non-empty string: the model's first reply", repr(reply), "write the reply as text.")
+        raise Fail(tr("your reply"), tr("a non-empty string: the model's first reply"), repr(reply), tr("write the reply as text."))
     if _printed(reply):
-        raise Fail("your reply", "a reply of your own", f"{shown(reply, 100)}: section 4's format-breaker chat, whole, "
-                   "cut or edited", "section 4 runs the format breaker's chat through LangGraph already: write a chat "
-                   "of your own.")
+        raise Fail(tr("your reply"), tr("a reply of your own"), f"{shown(reply, 100)}: section 4's format-breaker chat, whole, "
+                   "cut or edited", tr("section 4 runs the format breaker's chat through LangGraph already: write a chat "
+                      "of your own."))
     if parse_reply(reply).action:
-        raise Fail(repr(reply[:80]), "a reply without an action", f"parse_reply reads {parse_reply(reply).action!r}",
+        raise Fail(repr(reply[:80]), tr("a reply without an action"), f"parse_reply reads {parse_reply(reply).action!r}",
                    H_ACTION)
     _need_the_bridge("running LangGraph's ReAct")
     from ..bridge.with_langgraph import LangGraphReAct
@@ -187,7 +188,7 @@ def _break(reply):
         runs[make.__name__] = (agent.run(CHECKPOINT_QUESTION, verbose=False), len(llm.calls))
     answer, calls = runs["LangGraphReAct"]
     if "25185" in answer:
-        raise Fail("LangGraph's run", "a wrong answer", repr(answer), H_RIGHT)
+        raise Fail(tr("LangGraph's run"), tr("a wrong answer"), repr(answer), H_RIGHT)
     ours, our_calls = runs["ReActAgent"]
     return (f"LangGraph stopped after {calls} call with your text as its answer: a reply without a tool call is an "
             f"answer to create_agent. agentkit's loop fed the format reminder back and went on: {our_calls} calls, "

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from ..context_runs import RelayRun, make_agent, relay_llm, run_relay
 from ..context_strategies import SUMMARY_MARKER, ObservationMasking, masked_history
+from ..i18n import tr, tr_later
 from ..react import ReActAgent
 from ..relay import relay_task, relay_tools
 from ..scripted import ScriptedLLM
@@ -77,16 +78,16 @@ prediction("17.predict", "What each strategy sends",
 MASK_TASKS = ("relay-20", "relay-25", "relay-30")
 KEEP = 2
 FORBIDDEN = {ObservationMasking.fit.__code__: "ObservationMasking.fit", masked_history.__code__: "masked_history"}
-H_SHAPE = "return what assemble(parts) returns: the list of messages, built from one string per step."
-H_PACKAGE = ("write the masking yourself: this task does not allow agentkit's ObservationMasking or masked_history "
-             "(section 2b's TinyMask is a dozen lines).")
-H_PROFILER = "leave sys.setprofile alone: the check uses it to see which functions your code calls."
-H_OLD = ("an Observation older than the last two steps is still in the prompt: replace it by a placeholder "
-         "(section 2b).")
-H_RECENT = ("the last two steps' Observations must reach the model as they are: the stand-in reads the last page "
-            "to find the next station.")
-H_KEPT = ("masking keeps every step's Thought and Action (section 2b): the tariff survives in the Thought after the "
-          "slip.")
+H_SHAPE = tr_later("return what assemble(parts) returns: the list of messages, built from one string per step.")
+H_PACKAGE = (tr_later("write the masking yourself: this task does not allow agentkit's ObservationMasking or masked_history "
+                      "(section 2b's TinyMask is a dozen lines)."))
+H_PROFILER = tr_later("leave sys.setprofile alone: the check uses it to see which functions your code calls.")
+H_OLD = (tr_later("an Observation older than the last two steps is still in the prompt: replace it by a placeholder "
+                  "(section 2b)."))
+H_RECENT = (tr_later("the last two steps' Observations must reach the model as they are: the stand-in reads the last page "
+                     "to find the next station."))
+H_KEPT = (tr_later("masking keeps every step's Thought and Action (section 2b): the tariff survives in the Thought after the "
+                   "slip."))
 
 
 def guarded(function, *args, case: str, hint: str):
@@ -105,9 +106,9 @@ def guarded(function, *args, case: str, hint: str):
         kept = sys.getprofile() is watch
         sys.setprofile(previous)
     if not kept:
-        raise Fail(case, "your code leaves the check's profile hook in place", "your code replaced it", H_PROFILER)
+        raise Fail(case, tr("your code leaves the check's profile hook in place"), "your code replaced it", H_PROFILER)
     if reached:
-        raise Fail(case, "masking you wrote", f"your code called agentkit's {reached[0]}", H_PACKAGE)
+        raise Fail(case, tr("masking you wrote"), f"your code called agentkit's {reached[0]}", H_PACKAGE)
     return result
 
 
@@ -125,7 +126,7 @@ class _Yours:
         if not (isinstance(messages, list) and len(messages) == len(reference)
                 and all(isinstance(m, dict) and isinstance(m.get("content"), str) for m in messages)
                 and messages[0] == reference[0] and messages[1]["content"].startswith(reference[1]["content"])):
-            raise Fail(case, "the messages assemble(parts) returns", shown(messages), H_SHAPE)
+            raise Fail(case, tr("the messages assemble(parts) returns"), shown(messages), H_SHAPE)
         return messages
 
 
@@ -147,8 +148,8 @@ def _prompt_problems(call_number: int, prompt: str, trace) -> tuple:
           "they are, every older one replaced by a placeholder; agentkit's own masking is not allowed.")
 def _mask(my_masking):
     if not callable(my_masking):
-        raise Fail("your answer", "a function my_masking(assemble, trace, question)", shown(my_masking),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_masking(assemble, trace, question)"), shown(my_masking),
+                   tr("define it with def."))
     task = relay_task(cases().choice(MASK_TASKS))
     agent = ReActAgent(relay_llm(), relay_tools(), max_steps=task.max_steps, repeat_fuse=False,
                        context=_Yours(my_masking))
@@ -171,14 +172,14 @@ def _mask(my_masking):
 
 BREAK_TASKS = ("relay-30", "relay-35", "relay-40", "relay-45", "relay-50", "relay-55", "relay-60")
 THRESHOLDS = range(1200, 2401, 200)  # drawn per check, a step apart or more: the summariser's inputs differ
-H_TEXT = "return the summary as a str: the text compaction sends instead of the steps it covers."
-H_RIGHT = ("the run was right: your summary kept the tariff (or the run never compacted). Leave the tariff out of "
-           "the summary, and keep the rest (section 2c's summary has two lines).")
-H_WALK = ("the run never read its own line's last page: your summary lost where the run stood too. Here the summary is "
-          "all the agent sees of the steps it covers: keep the furthest station's sentence ('Station ... Next station: "
-          "...') from the text you are given, so the walk goes on.")
-H_MISCOPY = ("a prompt states a wrong tariff: that is a miscopied fact (section 5c), not a lost one. Leave the tariff "
-             "out instead of changing it.")
+H_TEXT = tr_later("return the summary as a str: the text compaction sends instead of the steps it covers.")
+H_RIGHT = (tr_later("the run was right: your summary kept the tariff (or the run never compacted). Leave the tariff out of "
+                    "the summary, and keep the rest (section 2c's summary has two lines)."))
+H_WALK = (tr_later("the run never read its own line's last page: your summary lost where the run stood too. Here the summary is "
+                   "all the agent sees of the steps it covers: keep the furthest station's sentence ('Station ... Next station: "
+                   "...') from the text you are given, so the walk goes on."))
+H_MISCOPY = (tr_later("a prompt states a wrong tariff: that is a miscopied fact (section 5c), not a lost one. Leave the tariff "
+                      "out instead of changing it."))
 
 
 class _SummariserIsYours(ScriptedLLM):
@@ -191,9 +192,9 @@ class _SummariserIsYours(ScriptedLLM):
     def _answer(self, messages):
         if not str(messages[0].get("content", "")).startswith(SUMMARY_MARKER):
             return super()._answer(messages)
-        text = call(self.summarise, messages[1]["content"], case="a compaction's summary", hint=H_TEXT)
+        text = call(self.summarise, messages[1]["content"], case=tr("a compaction's summary"), hint=H_TEXT)
         if not isinstance(text, str):
-            raise Fail("a compaction's summary", "a str", shown(text), H_TEXT)
+            raise Fail(tr("a compaction's summary"), tr("a str"), shown(text), H_TEXT)
         return text, "your summariser"
 
 
@@ -203,7 +204,7 @@ class _SummariserIsYours(ScriptedLLM):
           "agentkit's own summariser included.")
 def _break(summarise):
     if not callable(summarise):
-        raise Fail("your answer", "a function summarise(text) -> str", shown(summarise), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function summarise(text) -> str"), shown(summarise), tr("define it with def."))
     draws = []
     while len(draws) < 2:  # two runs, on two (task, threshold) pairs drawn for this check
         draw = (cases().choice(BREAK_TASKS), cases().choice(THRESHOLDS))
@@ -227,22 +228,22 @@ def _forgetful_run(summarise, task, threshold: int) -> RelayRun:
     run = RelayRun(task, "compaction", {"threshold": threshold}, agent, llm.calls[start:])
     case = f"compaction at {threshold} tokens, no raw step kept, on {task.id}, your summariser"
     if not run.agent.context.summaries:
-        raise Fail(case, "at least one summary", "the run never compacted", H_RIGHT)
+        raise Fail(case, tr("at least one summary"), "the run never compacted", H_RIGHT)
     if run.correct:
-        raise Fail(case, "a wrong answer", f"the right fee, {run.answer}", H_RIGHT)
+        raise Fail(case, tr("a wrong answer"), f"the right fee, {run.answer}", H_RIGHT)
     walked = [step.argument for step in run.agent.trace if step.action == "Search"]
     if walked != list(task.stations) or run.agent.stop_reason != "finished":
         order = "in the line's order" if walked == list(task.stations)[: len(walked)] else "out of the line's order"
-        raise Fail(case, "a run that reads every station of its line once, in order, and then answers",
+        raise Fail(case, tr("a run that reads every station of its line once, in order, and then answers"),
                    f"{len(walked)} Searches, {order}, for {len(task.stations)} stations; stop: {run.agent.stop_reason}",
                    H_WALK)
     lead = [c for c, kind in zip(run.calls, run.kinds) if kind == "lead"]
     wrong = [tariff_seen(c.prompt) for c in lead if tariff_seen(c.prompt) not in (None, task.tariff)]
     if wrong:
-        raise Fail(case, "the tariff left out", f"a prompt says tariff {wrong[0]} (the slip said {task.tariff})",
+        raise Fail(case, tr("the tariff left out"), f"a prompt says tariff {wrong[0]} (the slip said {task.tariff})",
                    H_MISCOPY)
     if tariff_seen(lead[-1].prompt) is not None:
-        raise Fail(case, "no tariff in the lead's last prompt", "the tariff was still there", H_RIGHT)
+        raise Fail(case, tr("no tariff in the lead's last prompt"), "the tariff was still there", H_RIGHT)
     return run
 
 

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 from .. import agentdojo_run as dojo
 from .. import bfcl
+from ..i18n import tr, tr_later
 from . import Fail, call, cases, exercise, question, shown
 from .predictions import Prediction, prediction
 
@@ -138,8 +139,8 @@ def _variants(entry: bfcl.Entry, rng) -> list[dict]:
           "not allowed.")
 def _build(match_one):
     if not callable(match_one):
-        raise Fail("your answer", "a function match_one(function, call, accepted) -> bool", repr(match_one),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function match_one(function, call, accepted) -> bool"), repr(match_one),
+                   tr("define it with def."))
     _need("reading BFCL's entries", "bfcl")
     rng = cases()
     pool = [e for c in ("simple_python", "multiple") for e in bfcl.load(c)
@@ -156,15 +157,15 @@ def _build(match_one):
                 try:
                     yours = call(match_one, copy.deepcopy(function), copy.deepcopy(candidate),
                                  copy.deepcopy(accepted), case=case,
-                                 hint="section 1's tiny_match is the shape; here the call is already parsed.")
+                                 hint=tr("section 1's tiny_match is the shape; here the call is already parsed."))
                 except Fail:
                     if not tripped:
                         raise
             if tripped:
-                raise Fail(case, "your own comparison", "a call to the package's matcher", H_OWN)
+                raise Fail(case, tr("your own comparison"), "a call to the package's matcher", H_OWN)
             expected = not bfcl.match_call(function, candidate, {name: accepted})  # computed after yours returned
             if not isinstance(yours, bool):
-                raise Fail(case, "True or False", shown(yours), "return a bool.")
+                raise Fail(case, tr("True or False"), shown(yours), tr("return a bool."))
             if yours != expected:
                 why = bfcl.match_call(function, candidate, {name: accepted})
                 raise Fail(case, str(expected), str(yours), _hint(candidate, why, accepted))
@@ -173,7 +174,7 @@ def _build(match_one):
             "A benchmark's scorer is a few dozen lines like yours: read them before you trust its numbers.")
 
 
-H_OWN = "write the comparison yourself: section 1's tiny_match has every rule this check uses."
+H_OWN = tr_later("write the comparison yourself: section 1's tiny_match has every rule this check uses.")
 
 
 def _hint(candidate, why: str, accepted) -> str:
@@ -205,24 +206,24 @@ def _fold(text: str) -> str:
           "none of the accepted values, not even up to case and spaces.")
 def _break(reply):
     if not isinstance(reply, str) or not reply.strip():
-        raise Fail("your reply", "a non-empty string: the model's reply", repr(reply), "write the reply as text.")
+        raise Fail(tr("your reply"), tr("a non-empty string: the model's reply"), repr(reply), tr("write the reply as text."))
     _need("reading the entry", "bfcl")
     entry = next(e for e in bfcl.load("simple_python") if e.id == BREAK_ENTRY)
     calls, problem = bfcl.parse_calls(reply)
     if problem:
-        raise Fail(repr(reply[:80]), "a reply that parses as calls", problem,
-                   "write it as a call: name(param=value, ...), values as Python literals.")
+        raise Fail(repr(reply[:80]), tr("a reply that parses as calls"), problem,
+                   tr("write it as a call: name(param=value, ...), values as Python literals."))
     right, why = bfcl.match(entry, calls)
     if not right:
-        raise Fail(repr(reply[:80]), "a reply BFCL scores right", why,
-                   "start from a right reply (section 1's oracle), then change one string.")
+        raise Fail(repr(reply[:80]), tr("a reply BFCL scores right"), why,
+                   tr("start from a right reply (section 1's oracle), then change one string."))
     (_, accepted), = entry.answers[0].items()
     odd = [(p, v) for p, v in calls[0]["args"].items() if isinstance(v, str)
            and all(_fold(v) != _fold(a) for a in accepted[p] if isinstance(a, str))]
     if not odd:
-        raise Fail(repr(reply[:80]), "a string argument that is none of the accepted values",
+        raise Fail(repr(reply[:80]), tr("a string argument that is none of the accepted values"),
                    "every string is an accepted value (up to case and spaces)",
-                   "that is a right answer, not a break: find what the comparison drops besides spaces and case.")
+                   tr("that is a right answer, not a break: find what the comparison drops besides spaces and case."))
     param, value = odd[0]
     return (f"BFCL scored {param}={value!r} as one of {accepted[param]}: its comparison drops ,./-_*^ before it "
             "compares. A grader's leniency is part of every score it gives; a model could be credited for an "
