@@ -8,6 +8,7 @@ import importlib
 import json
 import pkgutil
 import re
+import string
 import sys
 from pathlib import Path
 
@@ -60,14 +61,57 @@ def test_an_unknown_language_is_a_clear_error_naming_the_ones_there_are(monkeypa
 
 # --- what the code says is what the catalogue holds --------------------------------------------------------
 
-def strings_in_code() -> dict[str, str]:
-    """Every literal string passed to tr() in agentkit, with where it is."""
-    found = {}
+TRANSLATORS = ("tr", "tr_later")
+
+
+def translator_calls():
+    """(path, call) of every tr() and tr_later() in agentkit whose text is a literal."""
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "tr"
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in TRANSLATORS
                     and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-                found.setdefault(node.args[0].value, f"{path.relative_to(ROOT)}:{node.lineno}")
+                yield path, node
+
+
+def strings_in_code() -> dict[str, str]:
+    """Every literal string passed to tr() or tr_later() in agentkit, with where it is."""
+    found = {}
+    for path, node in translator_calls():
+        found.setdefault(node.args[0].value, f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def registered_texts() -> dict[str, str]:
+    """Every text of every chapter's exercises and questions, as the checks show it: titles, tasks (a task made by
+    tr_later by its template), predictions' hints, explanations and labels, questions, options and explanations."""
+    from agentkit import exercises
+    from agentkit.exercises.predictions import Prediction
+
+    for chapter in exercises.CHAPTERS:
+        exercises._load(chapter)
+    found = {}
+
+    def add(text, where):
+        if text:
+            found.setdefault(getattr(text, "template", text), where)
+
+    for ex in exercises.REGISTRY.exercises.values():
+        add(ex.title, f"{ex.id} title")
+        add(ex.task, f"{ex.id} task")
+        if isinstance(ex.checker, Prediction):
+            spec = ex.checker
+            add(spec.pointer, f"{ex.id} pointer")
+            add(spec.source, f"{ex.id} source")
+            for label in spec.labels:
+                add(label, f"{ex.id} label")
+            for row, why in spec.why.items():
+                add(why, f"{ex.id} why ({row})")
+    for q in exercises.REGISTRY.questions.values():
+        add(q.prompt, f"{q.id} question")
+        add(q.hint, f"{q.id} hint")
+        for letter, (text, _, why) in q.options.items():
+            add(text, f"{q.id} option {letter}")
+            add(why, f"{q.id} option {letter}, why")
     return found
 
 
@@ -94,7 +138,7 @@ def catalogue() -> dict[str, str]:
 
 
 def test_every_string_the_course_translates_has_a_translation_and_no_translation_is_left_over():
-    wanted = {**strings_in_code(), **panel_labels()}
+    wanted = {**strings_in_code(), **registered_texts(), **panel_labels()}
     have = catalogue()
     missing = {text: where for text, where in wanted.items() if text not in have}
     assert not missing, "no Chinese for these (data/strings_zh-CN.json):\n" + "\n".join(
@@ -106,14 +150,34 @@ def test_every_string_the_course_translates_has_a_translation_and_no_translation
 FIELD = re.compile(r"{(\w*)[^{}]*}")
 
 
-@pytest.mark.parametrize("english,chinese", sorted(catalogue().items()))
-def test_a_translation_has_the_fields_of_its_english_and_the_glossarys_words(english, chinese):
-    assert sorted(FIELD.findall(chinese)) == sorted(FIELD.findall(english))
+def test_a_translation_has_the_fields_of_its_english_and_the_glossarys_words():
     from test_translations import glossary
 
-    for term, chosen, rejected in glossary():
-        rest = chinese.replace(chosen, " ")
-        assert not [word for word in rejected if word in rest], f"{chinese!r}: the glossary says {chosen!r} for {term!r}"
+    terms = glossary()
+    wrong = []
+    for english, chinese in sorted(catalogue().items()):
+        if sorted(FIELD.findall(chinese)) != sorted(FIELD.findall(english)):
+            wrong.append(f"{english!r}: the fields of {chinese!r} are not its English's")
+        rest = chinese
+        for _, chosen, _ in terms:  # a rejected word inside a chosen term (单元 in 单元格) is the chosen term
+            rest = rest.replace(chosen, " ")
+        wrong += [f"{chinese!r}: the glossary says {chosen!r} for {term!r}, not {word!r}"
+                  for term, chosen, rejected in terms for word in rejected if word in rest]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_template_is_given_exactly_its_fields_where_it_is_used():
+    """tr("{n} calls", n=3): the fields a literal template names are the keywords the call gives (so a translation,
+    which has the same fields, is always filled in whole), and a text given no fields names none."""
+    wrong = []
+    for path, node in translator_calls():
+        if any(k.arg is None for k in node.keywords):  # **fields: not readable here
+            continue
+        named = {f for _, f, _, _ in string.Formatter().parse(node.args[0].value) if f is not None}
+        given = {k.arg for k in node.keywords}
+        if given and named != given:
+            wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}: names {sorted(named)}, given {sorted(given)}")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_a_panel_speaks_the_learners_language():

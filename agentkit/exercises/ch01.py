@@ -75,13 +75,13 @@ def _hint(key: str, guess: tuple, actual: tuple, prediction: dict) -> str:
 def _done(truth: dict) -> str:
     tools = run_requests()
     table = "; ".join(f"{c.tool}[{c.argument.strip() or ' '}] {'ok' if c.ok else 'error'}" for c in tools.log)
-    return f"Call by call: {table}. Nothing raised into the caller."
+    return tr("Call by call: {table}. Nothing raised into the caller.", table=table)
 
 
 prediction("01.predict", "What the registry's log holds",
            "Set `prediction` to the three counts for the eight requests, before running anything.",
            Prediction(truth=_truth, labels=("",), hint=_hint, done=_done, source="tools.log",
-                      case=lambda key: f"{key}, {len(REQUESTS)} requests",
+                      case=lambda key: tr("{key}, {n} requests", key=key, n=len(REQUESTS)),
                       pointer="go through the eight requests one by one, as the registry does (sections 4 to 6).",
                       why={LOG_KEYS[0]: "one request, one log entry, whatever happened",
                            LOG_KEYS[1]: "a Search hit, a Search miss (an answer) and the calculation are ok; "
@@ -98,7 +98,8 @@ class ComputedPower(Exception):
 
 
 def _refuse_power(self, *args):
-    raise ComputedPower(f"your guard computed a power of {self!r}: a power tower would never come back")
+    raise ComputedPower(tr("your guard computed a power of {number}: a power tower would never come back",
+                           number=repr(self)))
 
 
 class _Int(int):
@@ -115,21 +116,21 @@ def _tracked(x):
 
 
 GUARD_CASES = [  # (base, exponent, what the case is): the check decides each with power_truth, after your answer
-    (2, 10, "a small power"),
-    (10, 99, "a 100-digit number, inside the limit"),
-    (10, 101, "just over the limit"),
-    (10, 100, "exactly 1e100: 'at most' includes it"),
-    (2, 332, "2 ** 332, just below 1e100"),
-    (2, 333, "2 ** 333, just above 1e100"),
-    (7, 300, "small numbers, a large result"),
-    (9, 9**9, "9 ** (9 ** 9), section 3's power tower"),
-    (-10, 101, "a negative base: the size is the same as for 10"),
-    (-3, 3, "a small power of a negative base"),
-    (-100, 50, "exactly 1e100 again, from a negative base"),
-    (0, 500, "zero to a large power is zero"),
-    (1.5, 10000, "a float base far over the limit"),
-    (0.5, 1000, "a fraction to a large power shrinks"),
-    (0.5, -1000, "a fraction to a large negative power grows"),
+    (2, 10, tr_later("a small power")),
+    (10, 99, tr_later("a 100-digit number, inside the limit")),
+    (10, 101, tr_later("just over the limit")),
+    (10, 100, tr_later("exactly 1e100: 'at most' includes it")),
+    (2, 332, tr_later("2 ** 332, just below 1e100")),
+    (2, 333, tr_later("2 ** 333, just above 1e100")),
+    (7, 300, tr_later("small numbers, a large result")),
+    (9, 9**9, tr_later("9 ** (9 ** 9), section 3's power tower")),
+    (-10, 101, tr_later("a negative base: the size is the same as for 10")),
+    (-3, 3, tr_later("a small power of a negative base")),
+    (-100, 50, tr_later("exactly 1e100 again, from a negative base")),
+    (0, 500, tr_later("zero to a large power is zero")),
+    (1.5, 10000, tr_later("a float base far over the limit")),
+    (0.5, 1000, tr_later("a fraction to a large power shrinks")),
+    (0.5, -1000, tr_later("a fraction to a large negative power grows")),
 ]
 
 
@@ -177,7 +178,7 @@ def unseen_powers(count: int = 6) -> list:
         exponent = max(1, round(rng.uniform(60, 140) / math.log10(abs(base))))
         fits = exponent * math.log10(abs(base)) <= 100
         if abs(exponent * math.log10(abs(base)) - 100) > 0.01 and (allowed if fits else len(drawn) - allowed) < count // 2:
-            drawn.append((base, exponent, "a power drawn for this check"))
+            drawn.append((base, exponent, tr_later("a power drawn for this check")))
             allowed += fits
     rng.shuffle(drawn)
     return drawn
@@ -194,7 +195,8 @@ def _ask_guard(guard, base, exponent, case, hint):
     except Fail as f:
         if f.got.startswith("ComputedPower"):
             raise Fail(f.case, tr("a decision made without computing the power"),
-                       f"your guard computed {power_text(base, exponent)} to judge it", COMPUTE_HINT) from None
+                       tr("your guard computed {power} to judge it", power=power_text(base, exponent)),
+                       COMPUTE_HINT) from None
         if f.got.startswith("OverflowError"):
             raise Fail(f.case, tr("a decision made without computing the power"), f.got, COMPUTE_HINT) from None
         raise
@@ -238,7 +240,7 @@ def _guard(power_allowed):
         raise Fail(tr("your answer"), tr("a function power_allowed(base, exponent) -> bool"), repr(power_allowed),
                    tr("define it with def."))
     for number, (base, exponent, what) in enumerate(GUARD_CASES + unseen_powers()):
-        case = f"{what}: {power_text(base, exponent)}"
+        case = tr("{what}: {power}", what=tr(what), power=power_text(base, exponent))
         said = _ask_guard(power_allowed, base, exponent, case, GUARD_HINTS.get(number, H_UNSEEN))
         allowed = power_truth(base, exponent)
         if said is None:
@@ -258,9 +260,9 @@ def _guard(power_allowed):
         raise Fail(tr("the calculator with your guard"), tr("9**9**9 refused, 2**10 = 1024"),
                    f"{tools.log[0].output!r}, {tools.log[1].output!r}", COMPUTE_HINT)
     answers = "; ".join(f"{c.argument} -> {c.output}" for c in tools.log)
-    return (f"Your guard passed {len(GUARD_CASES) + 6} cases without computing a single power, and in a calculator "
-            f"behind a registry: {answers}. agentkit's calculator adds the same estimate, and a bound on every "
-            "intermediate result.")
+    return tr("Your guard passed {cases} cases without computing a single power, and in a calculator behind a "
+              "registry: {answers}. agentkit's calculator adds the same estimate, and a bound on every intermediate "
+              "result.", cases=len(GUARD_CASES) + 6, answers=answers)
 
 
 # --- 01.break: a payload that a blocklist lets through --------------------------------------------
@@ -268,7 +270,7 @@ def _guard(power_allowed):
 BLOCKLIST = ("import", "__", "open", "exec", "eval", "system", "os.")
 
 
-PRINTED = [  # section 3's table of hostile inputs that call something: the notebook shows them already
+PRINTED = [  # section 4's table of hostile inputs that call something: the notebook shows them already
     "__import__('os').system('id')", "().__class__.__bases__[0].__subclasses__()", "open('secrets.txt').read()",
     "(lambda: 1)()", "[i for i in range(10**9)]",
     "__import__('pathlib').Path(__import__('os').environ['COURSE_SANDBOX_DIR'], 'marker.txt')"
@@ -291,14 +293,17 @@ def blocklist_allows(text: str) -> bool:
 # What the blocklist's words stand for: a call of one of these, where eval would run it, reaches a module, a
 # file, a dunder attribute, code, or the program's own variables without writing a blocked word.
 REACHING = {
-    "getattr": "an attribute by a name built at run time (a dunder, spelled in pieces)",
-    "setattr": "an attribute set by a name built at run time", "delattr": "an attribute deleted by name",
-    "vars": "every variable of the program (an API key read into one included)",
-    "globals": "every global variable of the program", "locals": "the caller's variables",
-    "compile": "code compiled from text", "breakpoint": "a debugger with the whole process in reach",
-    "__import__": "a module", "open": "a file", "exec": "code from text", "eval": "code from text",
-    "input": "the terminal", "help": "the help system's pager",
+    "getattr": tr_later("an attribute by a name built at run time (a dunder, spelled in pieces)"),
+    "setattr": tr_later("an attribute set by a name built at run time"), "delattr": tr_later("an attribute deleted by name"),
+    "vars": tr_later("every variable of the program (an API key read into one included)"),
+    "globals": tr_later("every global variable of the program"), "locals": tr_later("the caller's variables"),
+    "compile": tr_later("code compiled from text"), "breakpoint": tr_later("a debugger with the whole process in reach"),
+    "__import__": tr_later("a module"), "open": tr_later("a file"), "exec": tr_later("code from text"), "eval": tr_later("code from text"),
+    "input": tr_later("the terminal"), "help": tr_later("the help system's pager"),
 }
+
+
+DUNDER = tr_later("a dunder attribute")
 
 
 def _reached(tree) -> tuple:
@@ -314,7 +319,7 @@ def _reached(tree) -> tuple:
             if runs:
                 ran.append(name or type(callee).__name__)
                 if name in REACHING or name.startswith("__"):
-                    reaching.append((name, REACHING.get(name, "a dunder attribute")))
+                    reaching.append((name, REACHING.get(name, DUNDER)))
             walk(callee.body if isinstance(callee, ast.Lambda) else callee, runs)  # (lambda: ...)(): the body runs
             for argument in [*node.args, *(k.value for k in node.keywords)]:
                 walk(argument, runs, consumed=True)  # a generator handed to a call is consumed by it
@@ -329,7 +334,7 @@ def _reached(tree) -> tuple:
                     walk(child, False)
             return
         if isinstance(node, ast.Attribute) and runs and node.attr.startswith("__"):
-            reaching.append((node.attr, "a dunder attribute"))
+            reaching.append((node.attr, DUNDER))
         for child in ast.iter_child_nodes(node):
             walk(child, runs)
 
@@ -340,29 +345,32 @@ def _reached(tree) -> tuple:
 @exercise("01.break", "break", "Slip past a blocklist",
           "Set `my_payload` to an expression with no blocked word in it that eval would run and that still reaches "
           "what the words stand for: a module, a file, a dunder, code from text, or the program's variables (not "
-          "one of section 3's table).", objects=False)
+          "one of section 4's table).", objects=False)
 def _break(payload):
     if not isinstance(payload, str):
         raise Fail(tr("your answer"), tr("a str: the text a model would write"), type(payload).__name__,
                    tr("write the payload as a string."))
     caught = [word for word in BLOCKLIST if word in payload]
     if caught:
-        raise Fail(tr("the blocklist"), tr("text the filter lets through"), f"it contains {caught[0]!r}",
+        raise Fail(tr("the blocklist"), tr("text the filter lets through"), tr("it contains {word}", word=repr(caught[0])),
                    tr("the filter only knows these words; Python has many other ways to reach the same "
                       "things (section 2): find one without them."))
     try:
         tree = ast.parse(payload, mode="eval")
     except (SyntaxError, ValueError, RecursionError):
-        raise Fail(tr("ast.parse(payload, mode='eval')"), tr("a Python expression eval would accept"), repr(payload[:80]),
-                   tr("eval runs one expression, not statements: no 'import', no assignment, one line of Python.")) from None
+        raise Fail("ast.parse(payload, mode='eval')", tr("a Python expression eval would accept"), repr(payload[:80]),
+                   tr("eval runs one expression, not statements: no 'import', no assignment, one line of "
+                      "Python.")) from None
     nodes = {type(node).__name__ for node in ast.walk(tree)
              if not isinstance(node, (ast.Expression, ast.expr_context))}  # Load/Store: not part of the story
     reached, ran = _reached(tree)
     if not reached:
         names = sorted(set(ran))
-        calls = (f"eval would call {', '.join(names)}, which {'reach' if len(names) > 1 else 'reaches'} nothing the "
-                 "blocklist stands for" if ran
-                 else "eval would call nothing (a lambda never called, a generator never read, or no call at all)")
+        calls = (tr("eval would call {names}, which reach nothing the blocklist stands for", names=", ".join(names))
+                 if len(names) > 1 else
+                 tr("eval would call {names}, which reaches nothing the blocklist stands for", names=", ".join(names))
+                 if ran else
+                 tr("eval would call nothing (a lambda never called, a generator never read, or no call at all)"))
         raise Fail(tr("what eval would reach with it"), tr("a call that reaches a module, a file, a dunder attribute, "
                       "code from text or the program's variables"), f"{calls} ({', '.join(sorted(nodes))})",
                    tr("a harmless call (print, len) slips nothing past the filter, and a lambda that is never called "
@@ -370,15 +378,15 @@ def _break(payload):
                       "hold (section 2: Python has many spellings for the same thing)."))
     if tree is not None and ast.dump(tree) in {_tree(text) for text in PRINTED}:
         raise Fail(tr("your payload"), tr("a payload of your own"), repr(payload[:80]),
-                   tr("section 3 prints that one already, in its table of hostile inputs: find another way to make "
+                   tr("section 4 prints that one already, in its table of hostile inputs: find another way to make "
                       "eval call something, one the table does not show."))
     tools = default_executor()
     answer = tools.run("Calculate", payload)
     entry = tools.log[-1]
     name, what = reached[0]
-    return (f"The blocklist let it through, and eval would have called {name}, which reaches {what}. The safe "
-            f"calculator never ran it: {answer!r}, logged with ok={entry.ok}. Filtering text cannot make eval safe; "
-            "parsing and interpreting only what you allow does.")
+    return tr("The blocklist let it through, and eval would have called {name}, which reaches {what}. The safe "
+              "calculator never ran it: {answer}, logged with ok={ok}. Filtering text cannot make eval safe; parsing "
+              "and interpreting only what you allow does.", name=name, what=tr(what), answer=repr(answer), ok=entry.ok)
 
 
 # --- concept questions ------------------------------------------------------------------------------

@@ -181,7 +181,7 @@ def progress(chapter: str) -> Report:
         here, saved = REGISTRY.done.get(id), saved_now.get(id)
         mark = (tr("done") if here == "correct" else tr("done (earlier)") if saved == "correct" else
                 tr("matches the answer shown") if SHOWN in (here, saved) else
-                tr("tried, not yet") if here == "wrong" else tr(NOT_DONE))
+                tr("tried, not yet") if here == "wrong" else tr("not done yet"))
         solved = "correct" in (here, saved) or SHOWN in (here, saved)
         if (id in REGISTRY.shown or saved == "revealed") and not solved:
             mark = (tr("{mark}, answer shown", mark=mark) if here == "wrong" else  # "tried, not yet"
