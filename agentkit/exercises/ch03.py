@@ -64,14 +64,14 @@ def stutterer() -> ScriptedLLM:
 
 
 FUSE_CASES = [  # (actions so far, the last one just asked for; what the case is): fuse_truth decides, after yours
-    ([("Search", "a"), ("Search", "a")], "the same call twice in a row (what chapter 03's fuse catches)"),
-    ([("Search", "a"), ("Search", "b"), ("Search", "a")], "a stutterer's third step: A, B, A"),
-    ([("Search", "a"), ("Search", "b"), ("Search", "a"), ("Search", "b")], "a stutterer's fourth step: A, B, A, B"),
-    ([("Search", "Steve Jobs"), ("Search", "steve  JOBS")], "the same search, written with other spaces and case"),
-    ([("Search", "Steve Jobs"), ("Calculate", "(2024 - 1955) * 365")], "the healthy checkpoint run"),
+    ([("Search", "a"), ("Search", "a")], tr_later("the same call twice in a row (what chapter 03's fuse catches)")),
+    ([("Search", "a"), ("Search", "b"), ("Search", "a")], tr_later("a stutterer's third step: A, B, A")),
+    ([("Search", "a"), ("Search", "b"), ("Search", "a"), ("Search", "b")], tr_later("a stutterer's fourth step: A, B, A, B")),
+    ([("Search", "Steve Jobs"), ("Search", "steve  JOBS")], tr_later("the same search, written with other spaces and case")),
+    ([("Search", "Steve Jobs"), ("Calculate", "(2024 - 1955) * 365")], tr_later("the healthy checkpoint run")),
     ([("Search", "a"), ("Search", "b"), ("Search", "c"), ("Search", "a")],
-     "a run that comes back to a query after two others (a window of two must not see it)"),
-    ([("Search", "a"), ("Calculate", "a")], "the same input to another tool"),
+     tr_later("a run that comes back to a query after two others (a window of two must not see it)")),
+    ([("Search", "a"), ("Calculate", "a")], tr_later("the same input to another tool")),
 ]
 FUSE_HINTS = {
     0: tr_later("the same call twice in a row is the plainest repeat: compare the last action with the one before it."),
@@ -120,7 +120,7 @@ def unseen_runs(count: int = 8) -> list:
             actions.append(_variant(rng, tool, text))
         else:
             actions.append((rng.choice(FUSE_TOOLS), rng.choice(FUSE_TEXTS + ("Linus Torvalds", "17 * 23"))))
-        drawn.append((actions, "a run drawn for this check"))
+        drawn.append((actions, tr_later("a run drawn for this check")))
     rng.shuffle(drawn)
     return drawn
 
@@ -135,7 +135,7 @@ def run_with_fuse(llm, tools, fuse, max_steps: int = 6) -> tuple:
         if parsed.is_finish:
             return parsed.argument, "finished"
         actions.append((parsed.action, parsed.argument))
-        if call(fuse, list(actions), case=f"the live run, actions {actions}", hint=FUSE_HINTS[1]):
+        if call(fuse, list(actions), case=tr("the live run, actions {actions}", actions=actions), hint=FUSE_HINTS[1]):
             return "Stopped by your fuse", "fuse"
         history.append(f"{parsed.as_history()}\nObservation: {tools.run(parsed.action, parsed.argument)}")
     return "Stopped by max_steps", "max_steps"
@@ -154,7 +154,8 @@ def _fuse(fuse):
         stop = fuse_truth(actions)
         if bool(said) != stop:
             calls = ", ".join(f"{tool}[{text!r}]" for tool, text in actions)
-            raise Fail(f"{what}: {calls}", f"{'stop' if stop else 'go on'} ({stop})", shown(said), hint)
+            raise Fail(tr("{what}: {calls}", what=tr(what), calls=calls),
+                       tr("stop ({stop})", stop=stop) if stop else tr("go on ({stop})", stop=stop), shown(said), hint)
     sick, tools = stutterer(), sick_executor()
     answer, stop = run_with_fuse(sick, tools, fuse)
     healthy, healthy_tools = get_llm("fake"), sick_executor()
@@ -162,10 +163,10 @@ def _fuse(fuse):
     if stop != "fuse" or healthy_stop != "finished":
         raise Fail(tr("the live runs"), tr("the stutterer stopped by your fuse, the checkpoint run finished"),
                    f"stutterer: {stop}; checkpoint: {healthy_stop}", FUSE_HINTS[1])
-    return (f"On the stutterer stand-in your fuse stopped the run after {len(sick.calls)} LLM calls and "
-            f"{len(tools.log)} tool calls (ledgers); the healthy checkpoint run still finished, {healthy_answer}, "
-            f"in {len(healthy.calls)} calls. A wider window would catch longer cycles, and kill more "
-            "legitimate returns: chapter 08 measures that trade-off.")
+    return tr("On the stutterer stand-in your fuse stopped the run after {calls} LLM calls and {tools} tool calls "
+              "(ledgers); the healthy checkpoint run still finished, {answer}, in {healthy} calls. A wider window "
+              "would catch longer cycles, and kill more legitimate returns: chapter 08 measures that trade-off.",
+              calls=len(sick.calls), tools=len(tools.log), answer=healthy_answer, healthy=len(healthy.calls))
 
 
 # --- 03.break: a reply that the incident's parser turns into a poisoned tool call ---------------
@@ -203,13 +204,14 @@ def _break(reply):
     if not isinstance(reply, str):
         raise Fail(tr("your answer"), tr("a str: one model reply"), type(reply).__name__, tr("write the reply as a string."))
     if _printed(reply):
-        raise Fail(tr("your reply"), tr("a reply of your own"), f"{shown(reply, 100)}: its invented lines are section 4's "
-                   f"({shown(_printed(reply), 80)}), whole, cut or edited",
+        raise Fail(tr("your reply"), tr("a reply of your own"),
+                   tr("{reply}: its invented lines are section 4's ({printed}), whole, cut or edited",
+                      reply=shown(reply, 100), printed=shown(_printed(reply), 80)),
                    tr("section 4 runs that reply already: write one of your own, with invented lines of your "
                       "choosing after the Action."))
     naive, defended = naive_parse(reply), parse_reply(reply)
     if not naive.action or naive.is_finish:
-        raise Fail("naive_parse(reply)", tr("a tool call (Search[...])"), f"action {naive.action!r}",
+        raise Fail("naive_parse(reply)", tr("a tool call (Search[...])"), tr("action {action}", action=repr(naive.action)),
                    tr("start with a Thought and an Action line that calls Search; the incident's model did."))
     if "Observation" not in naive.argument:
         raise Fail("naive_parse(reply).argument", tr("text with an invented Observation line in it"),
@@ -223,9 +225,9 @@ def _break(reply):
         tools = incident_executor()
         ReActAgent(ScriptedLLM([Rule(REACT_MARKER, reply)]), tools, 1, parse=parse).run(QUESTION, verbose=False)
         lengths[name] = len(tools.log[0].argument) if tools.log else 0
-    return (f"The search tool received {lengths['naive_parse']} characters through naive_parse and "
-            f"{lengths['parse_reply']} through parse_reply (the tools' logs): the same reply, poisoned or not, "
-            "depending only on the parser.")
+    return tr("The search tool received {naive} characters through naive_parse and {defended} through parse_reply "
+              "(the tools' logs): the same reply, poisoned or not, depending only on the parser.",
+              naive=lengths["naive_parse"], defended=lengths["parse_reply"])
 
 
 # --- concept questions ------------------------------------------------------------------------
