@@ -67,14 +67,14 @@ class Later(str):
     fields: dict
 
 
-def tr_later(template: str, **fields) -> Later:
+def tr_later(template: str, /, **fields) -> Later:
     """`template` filled in English now; tr() of it, where it is shown, gives it in the language of that moment."""
     text = Later(template.format(**fields) if fields else template)
     text.template, text.fields = template, fields
     return text
 
 
-def tr(text: str, **fields) -> str:
+def tr(text: str, /, **fields) -> str:
     """`text` in the current language (English where the catalogue has no entry), with `fields` filled in. A text
     made by tr_later() is looked up by its template; anything else by itself, so an English text given twice (or a
     learner's own words) comes back as it is."""
