@@ -69,22 +69,22 @@ H_EMPTY = tr_later("with no earlier input there is nothing to repeat: return Fal
 
 REPEAT_CASES = [  # (new input, earlier inputs, threshold, window, what, hint): repeat_truth decides, after yours
     ("rainfall at Lakeford in 2006?", ["Lakeford rainfall 2006"], 0.7, 3,
-     "the same search in another word order, with stopwords and a question mark", H_NORMALISE),
+     tr_later("the same search in another word order, with stopwords and a question mark"), H_NORMALISE),
     ("LAKEFORD'S RAINFALL, 2006", ["Lakeford rainfall 2006"], 0.7, 3,
-     "the same search in capitals, with a possessive 's and a comma", H_NORMALISE),
-    ("Lakeford rainfall 2006", [], 0.7, 3, "the first input of the run", H_EMPTY),
-    ("Lakeford rainfall 2019", ["Lakeford rainfall 2018"], 0.7, 3, "the next year of a comparison", H_THRESHOLD),
+     tr_later("the same search in capitals, with a possessive 's and a comma"), H_NORMALISE),
+    ("Lakeford rainfall 2006", [], 0.7, 3, tr_later("the first input of the run"), H_EMPTY),
+    ("Lakeford rainfall 2019", ["Lakeford rainfall 2018"], 0.7, 3, tr_later("the next year of a comparison"), H_THRESHOLD),
     ("Lakeford rainfall 2019", ["Lakeford rainfall 2018"], 0.5, 3,
-     "the same pair with threshold 0.5 (their overlap is exactly 0.50)", H_AT),
+     tr_later("the same pair with threshold 0.5 (their overlap is exactly 0.50)"), H_AT),
     ("Lakeford rainfall", ["Lakeford rainfall 2006 annual station report"], 0.7, 3,
-     "a short query whose words are all inside a longer one (2 shared of 6)", H_UNION),
-    ("rain rain rain Lakeford", ["Lakeford rain"], 0.7, 3, "a word written three times", H_SET),
+     tr_later("a short query whose words are all inside a longer one (2 shared of 6)"), H_UNION),
+    ("rain rain rain Lakeford", ["Lakeford rain"], 0.7, 3, tr_later("a word written three times"), H_SET),
     ("Lakeford rainfall 2017", ["Lakeford rainfall 2017", "Millbrook rainfall 2017"], 0.7, 3,
-     "a stutter: the input two back", H_ANY),
+     tr_later("a stutter: the input two back"), H_ANY),
     ("Lakeford rainfall 2006", ["Lakeford rainfall 2006", "Millbrook ferry", "Lakeford lighthouse", "Lakeford market"],
-     0.7, 3, "the same input four back, window 3", H_WINDOW),
+     0.7, 3, tr_later("the same input four back, window 3"), H_WINDOW),
     ("Lakeford rainfall 2006", ["Lakeford rainfall 2006", "Millbrook ferry", "Lakeford lighthouse", "Lakeford market"],
-     0.7, 4, "the same input four back, window 4", H_WINDOW),
+     0.7, 4, tr_later("the same input four back, window 4"), H_WINDOW),
 ]
 
 
@@ -143,7 +143,7 @@ def unseen_repeats(count: int = 6) -> list:
                      else rng.choice([0.5, 0.6, 0.7, 0.8]))
         repeat = any(o >= threshold for o in overlaps)
         if repeat == (len(drawn) % 2 == 0):  # as many repeats as not: no single answer passes them all
-            drawn.append((text, earlier, threshold, window, "inputs drawn for this check", H_REPEAT_UNSEEN))
+            drawn.append((text, earlier, threshold, window, tr_later("inputs drawn for this check"), H_REPEAT_UNSEEN))
     rng.shuffle(drawn)
     return drawn
 
@@ -156,7 +156,8 @@ def guard_with(is_repeat, threshold: float = 0.7, window: int = 3):
         earlier = list(inputs)
         inputs.append(step.argument)
         said = call(is_repeat, step.argument, earlier, threshold, window,
-                    case=f"the live run, input {step.argument!r} after {earlier}", hint=H_NORMALISE)
+                    case=tr("the live run, input {input} after {earlier}", input=repr(step.argument), earlier=earlier),
+                    hint=H_NORMALISE)
         if not said:
             strikes.clear()
             return None
@@ -174,17 +175,17 @@ def guard_with(is_repeat, threshold: float = 0.7, window: int = 3):
           "refused.", forbid=("agentkit.runtime:jaccard", "agentkit.runtime:words"), objects=False)
 def _repeat(is_repeat):
     if not callable(is_repeat):
-        raise Fail(tr("your answer"), tr("a function is_repeat(text, earlier, threshold, window) -> bool"), repr(is_repeat),
-                   tr("define it with def."))
+        raise Fail(tr("your answer"), tr("a function is_repeat(text, earlier, threshold, window) -> bool"),
+                   repr(is_repeat), tr("define it with def."))
     for text, earlier, threshold, window, what, hint in REPEAT_CASES + unseen_repeats():
         said = call(is_repeat, text, list(earlier), threshold, window, case=what, hint=hint)
         repeat = repeat_truth(text, earlier, threshold, window)
+        case = tr("{what}: {call}", what=tr(what),
+                  call=f"is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})")
         if said is None:
-            raise Fail(f"{what}: is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})", f"{repeat}",
-                       "None", tr("your function returned nothing: did it forget `return`?"))
+            raise Fail(case, f"{repeat}", "None", tr("your function returned nothing: did it forget `return`?"))
         if bool(said) != repeat:
-            raise Fail(f"{what}: is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})",
-                       f"{repeat}", shown(said), hint)
+            raise Fail(case, f"{repeat}", shown(said), hint)
     runs = {}
     for task_id in ("paraphrases", "near-identical", "wettest-of-five", "two-towns"):
         task = task_by_id(task_id)
@@ -195,14 +196,16 @@ def _repeat(is_repeat):
         sick = task.suite == "sick"
         if sick and agent.stop_reason != "stopped" or not sick and not (agent.stop_reason == "finished"
                                                                           and task.check(answer)):
-            raise Fail(f"the live run of {task.suite} task {task_id!r} under section 2's guard with your check",
+            raise Fail(tr("the live run of {suite} task {task} under section 2's guard with your check",
+                          suite=task.suite, task=repr(task_id)),
                        tr("stopped by the guard") if sick else tr("finished, and right"),
-                       f"stop reason {agent.stop_reason!r} after {len(agent.llm.calls)} LLM calls",
+                       tr("stop reason {reason} after {calls} LLM calls", reason=repr(agent.stop_reason),
+                          calls=len(agent.llm.calls)),
                        H_NORMALISE if sick else H_THRESHOLD)
     calls = ", ".join(f"{task_id} {len(agent.llm.calls)}" for task_id, (_, agent, _) in runs.items())
-    return (f"Section 2's guard with your check stopped both sick runs and let both legitimate comparisons finish, "
-            f"right. LLM calls from the ledgers: {calls} (max_steps only: 20 each for the sick runs). The package's "
-            "agentkit.runtime.words and jaccard are the same idea with a longer stopword list.")
+    return tr("Section 2's guard with your check stopped both sick runs and let both legitimate comparisons finish, "
+              "right. LLM calls from the ledgers: {calls} (max_steps only: 20 each for the sick runs). The package's "
+              "agentkit.runtime.words and jaccard are the same idea with a longer stopword list.", calls=calls)
 
 
 # --- 08.useless: a useless-result detector -------------------------------------------------
@@ -228,23 +231,23 @@ H_ERROR_PREFIX = (tr_later("an error is a result that STARTS with 'error:'; a us
 
 USELESS_CASES = [  # (result, question, earlier useful results, what, hint): useless_truth decides, after yours
     ("error: the search service for Lakeford is down (HTTP 503)", QUESTION_2012, [],
-     "a tool error that names the town", H_ERROR),
-    ("No results for 'Lakeford rainfall 2012'.", QUESTION_2012, [], "a search that found nothing", H_NO_RESULT),
-    ("", QUESTION_2012, [], "an empty result", H_EMPTY),
-    ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [], "the figure asked for",
+     tr_later("a tool error that names the town"), H_ERROR),
+    ("No results for 'Lakeford rainfall 2012'.", QUESTION_2012, [], tr_later("a search that found nothing"), H_NO_RESULT),
+    ("", QUESTION_2012, [], tr_later("an empty result"), H_EMPTY),
+    ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [], tr_later("the figure asked for"),
      H_USEFUL),
-    ("The ferry sails every hour in summer.", QUESTION_2012, [], "a page about something else", H_OFF_TOPIC),
+    ("The ferry sails every hour in summer.", QUESTION_2012, [], tr_later("a page about something else"), H_OFF_TOPIC),
     ("1507", "What was the total rainfall at Lakeford in 2001 and 2002 together?",
      ["In 2001, the Lakeford station recorded 727 mm of rain.",
       "In 2002, the Lakeford station recorded 780 mm of rain."],
-     "a calculator's answer", H_NUMBER),
+     tr_later("a calculator's answer"), H_NUMBER),
     ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [REPORT_2012],
-     "the figure again, already in an earlier report", H_NOTHING_NEW),
+     tr_later("the figure again, already in an earlier report"), H_NOTHING_NEW),
     ("Hill readings are published every month by Northvale Weather.", QUESTION_2012,
      ["The Lakeford station moved to Northvale hill in 2010."],
-     "a page that shares words with an earlier result only", H_TOPIC),
+     tr_later("a page that shares words with an earlier result only"), H_TOPIC),
     ("The station's error log for 2012 shows no gaps at Lakeford.", QUESTION_2012, [],
-     "a useful page that mentions an error", H_ERROR_PREFIX),
+     tr_later("a useful page that mentions an error"), H_ERROR_PREFIX),
 ]
 
 
@@ -298,7 +301,7 @@ def unseen_results() -> list:
     """(result, question, earlier, what, hint) drawn for this check: one of each kind, two useful, in an order drawn."""
     kinds = ["error", "none", "empty", "useful", "off", "number", "old", "useful"]
     cases().shuffle(kinds)
-    return [(*unseen_result(kind), "a result drawn for this check", H_USELESS_UNSEEN) for kind in kinds]
+    return [(*unseen_result(kind), tr_later("a result drawn for this check"), H_USELESS_UNSEEN) for kind in kinds]
 
 
 def useless_guard(is_useless, question: str):
@@ -307,7 +310,8 @@ def useless_guard(is_useless, question: str):
 
     def on_step(step):
         result = str(step.observation)
-        said = call(is_useless, result, question, list(useful), case=f"the live run, result {result[:60]!r}",
+        said = call(is_useless, result, question, list(useful),
+                    case=tr("the live run, result {result}", result=repr(result[:60])),
                     hint=H_USEFUL)
         if not said:
             useful.append(result)
@@ -328,18 +332,18 @@ def useless_guard(is_useless, question: str):
           objects=False)
 def _useless(is_useless):
     if not callable(is_useless):
-        raise Fail(tr("your answer"), tr("a function is_useless(result, question, earlier) -> bool"), repr(is_useless),
-                   tr("define it with def."))
+        raise Fail(tr("your answer"), tr("a function is_useless(result, question, earlier) -> bool"),
+                   repr(is_useless), tr("define it with def."))
     drawn = unseen_results()
     for result, question_text, earlier, what, hint in USELESS_CASES + drawn:
         shown_case = f"is_useless({result!r}, {question_text!r}, earlier={earlier})"
-        said = call(is_useless, result, question_text, list(earlier), case=f"{what}: {shown_case}", hint=hint)
+        case = tr("{what}: {call}", what=tr(what), call=shown_case)
+        said = call(is_useless, result, question_text, list(earlier), case=case, hint=hint)
         useless = useless_truth(result, question_text, earlier)
         if said is None:
-            raise Fail(f"{what}: {shown_case}", f"{useless}", "None",
-                       tr("your function returned nothing: did it forget `return`?"))
+            raise Fail(case, f"{useless}", "None", tr("your function returned nothing: did it forget `return`?"))
         if bool(said) != useless:
-            raise Fail(f"{what}: {shown_case}", f"{useless}", shown(said), hint)
+            raise Fail(case, f"{useless}", shown(said), hint)
     runs = {}
     for task_id in ("tool errors", "no results", "off-topic", "nothing new",
                     "refine-twice", "refine-then-compare", "two-sources", "decade-difference"):
@@ -350,14 +354,16 @@ def _useless(is_useless):
         sick = task.suite == "sick"
         if sick and agent.stop_reason != "stopped" or not sick and not (agent.stop_reason == "finished"
                                                                           and task.check(answer)):
-            raise Fail(f"the live run of {task.suite} task {task_id!r} under a guard with your detector",
+            raise Fail(tr("the live run of {suite} task {task} under a guard with your detector", suite=task.suite,
+                          task=repr(task_id)),
                        tr("stopped by the guard") if sick else tr("finished, and right"),
-                       f"stop reason {agent.stop_reason!r} after {len(agent.llm.calls)} LLM calls",
+                       tr("stop reason {reason} after {calls} LLM calls", reason=repr(agent.stop_reason),
+                          calls=len(agent.llm.calls)),
                        H_NOTHING_NEW if sick else H_USEFUL)
         runs[task_id] = len(agent.llm.calls)
-    return (f"A guard with your detector stopped the four sick runs of useless results and let the four legitimate "
-            f"tasks finish, right (two of them after empty searches they refined). LLM calls from the ledgers: {runs}. "
-            "The runtime's version also cleans HTML junk first and counts the inputs as known (section 3).")
+    return tr("A guard with your detector stopped the four sick runs of useless results and let the four legitimate "
+              "tasks finish, right (two of them after empty searches they refined). LLM calls from the ledgers: {runs}. "
+              "The runtime's version also cleans HTML junk first and counts the inputs as known (section 3).", runs=runs)
 
 
 # --- 08.break: a guard tuned on one suite, caught out by another ---------------------------
@@ -388,15 +394,16 @@ def _break(runtime):
                    tr("write runtime = Runtime(jaccard=..., ...) with the settings of your choice."))
     tuning = [run.task.id for run in run_suite(load_suite("legit"), runtime) if run.killed]
     if tuning:
-        raise Fail(tr("the tuning suite (load_suite('legit'))"), tr("no false kill: a setting the tuning suite calls safe"),
-                   f"{runtime} kills {tuning}",
+        raise Fail(tr("the tuning suite (load_suite('legit'))"),
+                   tr("no false kill: a setting the tuning suite calls safe"),
+                   tr("{runtime} kills {tasks}", runtime=runtime, tasks=tuning),
                    tr("this setting fails already on the tuning suite, so no one would ship it. Section 5b's table says "
                       "which thresholds the tuning suite accepts for each design."))
     heldout = run_suite(load_suite("heldout"), runtime)
     killed = [run for run in heldout if run.killed]
     if not killed:
         raise Fail(tr("the held-out suite (load_suite('heldout'))"), tr("at least one legitimate task killed"),
-                   f"{runtime} kills none of the {len(heldout)}",
+                   tr("{runtime} kills none of the {n}", runtime=runtime, n=len(heldout)),
                    tr("this setting is safe on unseen work too, as far as this suite can tell. Section 5b's table shows, "
                       "for each design, the lowest threshold the tuning suite accepts: try the one it would have chosen."))
     if printed(runtime):
@@ -408,8 +415,9 @@ def _break(runtime):
     theirs = {run.task.id for run in run_suite(load_suite("heldout"), table) if run.killed}
     killed = [run for run in killed if run.task.id not in theirs]
     if not killed:
-        raise Fail(tr("your setting against its row of section 5b's table"), f"a held-out kill that {table} does not make",
-                   f"the same kills as {table}: {sorted(theirs)}",
+        raise Fail(tr("your setting against its row of section 5b's table"),
+                   tr("a held-out kill that {table} does not make", table=table),
+                   tr("the same kills as {table}: {kills}", table=table, kills=sorted(theirs)),
                    tr("those kills come from the threshold and the design, which section 5b's table already shows "
                       "(the default itself kills a held-out task). Tune another knob, one the table does not vary, so "
                       "that it is what kills unseen work."))
@@ -418,12 +426,14 @@ def _break(runtime):
     ladder = ", ".join(f"step {n.step} {n.kind} ({n.instability})" for n in first.interventions)
     review = runtime_early_stop_review([first])[0]
     alone = run_task(first.task)
-    return (f"{runtime} kills no tuning task, and {len(killed)} of {len(heldout)} held-out tasks that {table} "
-            f"spares: {[run.task.id for run in killed]}. In the ledger of {first.task.id!r}: {steps}; the runtime said "
-            f"{ladder}, then {first.calls} LLM calls in all. Two more steps would have solved it: "
-            f"{review.solved_with_two_more_steps}; without a runtime it finishes, "
-            f"right: {alone.stop_reason == 'finished' and first.task.check(alone.answer)}. "
-            "Zero false kills on the tuning suite is a measurement on the tasks the setting was chosen to pass.")
+    return tr("{runtime} kills no tuning task, and {killed} of {heldout} held-out tasks that {table} spares: {ids}. "
+              "In the ledger of {first}: {steps}; the runtime said {ladder}, then {calls} LLM calls in all. Two more "
+              "steps would have solved it: {two_more}; without a runtime it finishes, right: {alone}. Zero false kills "
+              "on the tuning suite is a measurement on the tasks the setting was chosen to pass.", runtime=runtime,
+              killed=len(killed), heldout=len(heldout), table=table, ids=[run.task.id for run in killed],
+              first=repr(first.task.id), steps=steps, ladder=ladder, calls=first.calls,
+              two_more=review.solved_with_two_more_steps,
+              alone=alone.stop_reason == "finished" and first.task.check(alone.answer))
 
 
 # --- concept questions ------------------------------------------------------------------------
