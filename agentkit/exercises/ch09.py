@@ -50,9 +50,9 @@ def paradigm_costs() -> dict:
 prediction("09.predict", "What four paradigms cost",
            "Set `prediction` to {paradigm: (LLM calls, tool calls)} on 'pioneers-mean', before running anything.",
            Prediction(truth=paradigm_costs, labels=("LLM calls", "tool calls"), why=WHY,
-                      case=lambda name: f"{name} on {PREDICT_TASK!r}",
-                      done=lambda truth: "ReWOO is the cheapest and, on this task, wrong: its plan could not read the "
-                                         "four years it needed.",
+                      case=lambda name: tr("{name} on {task}", name=name, task=repr(PREDICT_TASK)),
+                      done=lambda truth: tr("ReWOO is the cheapest and, on this task, wrong: its plan could not read "
+                                            "the four years it needed."),
                       pointer="count the key path's tool calls first, then each paradigm's model calls around them: "
                               "section 4 runs ReAct and the hybrid on 'founders-sum', whose key path has the same "
                               "shape, and section 1 says what a ReWOO run costs."))
@@ -75,17 +75,17 @@ H_NAME = tr_later("say which variable is at fault, so the planner (or you) can f
 
 PLANS = [  # (plan text, what, hint): plan_fault decides, after your answer
     ("Plan: add the two numbers.\n#E1 = Calculate[12 + 30]\nPlan: square the sum.\n#E2 = Calculate[#E1 ** 2]",
-     "a valid plan: #E2 uses #E1", H_VALID),
+     tr_later("a valid plan: #E2 uses #E1"), H_VALID),
     ("#E1 = Search[Ada Lovelace]\n#E2 = Search[Charles Babbage]\n#E3 = Calculate[1815 - 1791]",
-     "a valid plan with no references", H_VALID),
+     tr_later("a valid plan with no references"), H_VALID),
     ("Plan: the year, which becomes #E2 below.\n#E1 = Search[Grace Hopper]\n#E2 = Calculate[2024 - 1906]",
-     "a valid plan whose Plan line mentions #E2 before it is defined", H_PLAN_LINE),
-    ("#E1 = Calculate[#E2 * 2]\n#E2 = Calculate[3 + 4]", "a forward reference", H_FORWARD),
-    ("#E1 = Search[Alan Turing]\n#E2 = Search[#E3]", "a reference to evidence no line defines", H_FORWARD),
-    ("#E1 = Search[#E1]", "a line that uses its own result", H_SELF),
-    ("#E1 = Search[Ada Lovelace]\n#E1 = Search[Alan Turing]", "a variable defined twice", H_TWICE),
-    ("I would search for Ada Lovelace first, then compute.", "a reply with no evidence line", H_EMPTY),
-    ("#E1 = Search[Grace Hopper]\n#E2 = Calculate[#E10 + 1]", "#E10 where only #E1 exists", H_E10),
+     tr_later("a valid plan whose Plan line mentions #E2 before it is defined"), H_PLAN_LINE),
+    ("#E1 = Calculate[#E2 * 2]\n#E2 = Calculate[3 + 4]", tr_later("a forward reference"), H_FORWARD),
+    ("#E1 = Search[Alan Turing]\n#E2 = Search[#E3]", tr_later("a reference to evidence no line defines"), H_FORWARD),
+    ("#E1 = Search[#E1]", tr_later("a line that uses its own result"), H_SELF),
+    ("#E1 = Search[Ada Lovelace]\n#E1 = Search[Alan Turing]", tr_later("a variable defined twice"), H_TWICE),
+    ("I would search for Ada Lovelace first, then compute.", tr_later("a reply with no evidence line"), H_EMPTY),
+    ("#E1 = Search[Grace Hopper]\n#E2 = Calculate[#E10 + 1]", tr_later("#E10 where only #E1 exists"), H_E10),
 ]
 
 
@@ -155,34 +155,35 @@ def _validate(check_plan):
     if not callable(check_plan):
         raise Fail(tr("your answer"), tr("a function check_plan(text) -> None or a message"), repr(check_plan),
                    tr("define it with def."))
-    drawn = [(unseen_plan(), "a plan drawn for this check", H_UNSEEN) for _ in range(8)]
+    drawn = [(unseen_plan(), tr_later("a plan drawn for this check"), H_UNSEEN) for _ in range(8)]
     for text, what, hint in PLANS + drawn:
         said = call(check_plan, text, case=what, hint=hint)
         fault = plan_fault(text)
-        shown = text.replace("\n", " | ")
+        case = tr("{what}: {plan}", what=tr(what), plan=text.replace("\n", " | "))
         if fault is None and said is not None:
-            raise Fail(f"{what}: {shown}", tr("None (the plan can run)"), repr(said), hint)
+            raise Fail(case, tr("None (the plan can run)"), repr(said), hint)
         if fault is not None:
             if not isinstance(said, str) or not said.strip():
-                raise Fail(f"{what}: {shown}", tr("a message saying what is wrong"), repr(said), hint + (
-                    " (None means 'can run': if your function returned nothing, did it forget `return`?)"
-                    if said is None else ""))
+                raise Fail(case, tr("a message saying what is wrong"), repr(said), tr(
+                    "{hint} (None means 'can run': if your function returned nothing, did it forget `return`?)",
+                    hint=tr(hint)) if said is None else hint)
             if fault and not re.search(re.escape(fault) + r"(?!\d)", said):
-                raise Fail(f"{what}: {shown}", f"a message naming {fault}", repr(said), H_NAME)
+                raise Fail(case, tr("a message naming {variable}", variable=fault), repr(said), H_NAME)
     # The stand-in's own plans for the chapter's tasks: all valid, so your check must let every one run.
     planner = get_llm("fake")
     tasks = [t for t in load_tasks() if t.category != "impossible"][:12]
     for t in tasks:
         agent = ReWOOAgent(planner, default_executor())
         plan = planner.think(agent.planner_prompt(t.question))
-        said = call(check_plan, plan, case=f"the stand-in's plan for {t.id!r}", hint=H_VALID)
+        said = call(check_plan, plan, case=tr("the stand-in's plan for {task}", task=repr(t.id)), hint=H_VALID)
         if said is not None:
-            raise Fail(f"the stand-in's plan for {t.id!r}: {plan!r}", tr("None (parse_rewoo_plan accepts it)"),
-                       repr(said), H_VALID)
-    return (f"Your validator agrees with agentkit.rewoo.parse_rewoo_plan on all {len(PLANS) + len(drawn)} plans "
-            f"({len(PLANS)} of set shapes, {len(drawn)} drawn for this check) and "
-            f"lets the stand-in's own plans for {len(tasks)} tasks run ({len(planner.calls)} planner calls in its "
-            "ledger). A refused plan costs its one planner call and no tool call: the check runs before any tool.")
+            raise Fail(tr("the stand-in's plan for {task}: {plan}", task=repr(t.id), plan=repr(plan)),
+                       tr("None (parse_rewoo_plan accepts it)"), repr(said), H_VALID)
+    return tr("Your validator agrees with agentkit.rewoo.parse_rewoo_plan on all {plans} plans ({set} of set shapes, "
+              "{drawn} drawn for this check) and lets the stand-in's own plans for {tasks} tasks run ({calls} planner "
+              "calls in its ledger). A refused plan costs its one planner call and no tool call: the check runs before "
+              "any tool.", plans=len(PLANS) + len(drawn), set=len(PLANS), drawn=len(drawn), tasks=len(tasks),
+              calls=len(planner.calls))
 
 
 # --- 09.break: a plan the validator accepts, and that cannot work ------------------------------
@@ -190,7 +191,7 @@ def _validate(check_plan):
 BLIND_TASK = "woz-torvalds"
 
 
-PRINTED_PLANS = [  # the blind plans sections 2 and 7 print for this very task
+PRINTED_PLANS = [  # the blind plans sections 2 and 6 print for this very task
     "#E1 = Search[Steve Wozniak]\n#E2 = Search[Linus Torvalds]\n#E3 = Calculate[#E2 - #E1]",
 ]
 
@@ -258,11 +259,12 @@ def planner_says(plan: str) -> ScriptedLLM:
 
 
 @exercise("09.break", "break", "A blind plan",
-          "Set `plan` to a ReWOO plan for 'woz-torvalds', not the one sections 2 and 7 print, that the validator "
+          "Set `plan` to a ReWOO plan for 'woz-torvalds', not the one sections 2 and 6 print, that the validator "
           "accepts and whose run gets it wrong, because a step needs a piece of an earlier result.", objects=False)
 def _break(plan):
     if not isinstance(plan, str):
-        raise Fail(tr("your answer"), tr("a str: the planner's reply"), type(plan).__name__, tr("write the plan as a string."))
+        raise Fail(tr("your answer"), tr("a str: the planner's reply"), type(plan).__name__,
+                   tr("write the plan as a string."))
     try:
         parse_rewoo_plan(plan)
     except PlanError as error:
@@ -270,17 +272,19 @@ def _break(plan):
                    tr("a blind plan is a VALID plan: every reference points to an earlier line, and the validator has "
                       "nothing to refuse (section 2, 'Planning blind').")) from None
     if copied_plan(plan):
-        raise Fail(tr("your plan"), tr("a blind plan of your own"), f"{plan.replace(chr(10), ' | ')[:200]}: the steps of the "
-                   f"plan sections 2 and 7 print ({copied_plan(plan).replace(chr(10), ' | ')}), renamed, reordered or "
-                   "reworded", tr("sections 2 and 7 print that plan and its run already: write another one that goes "
-                      "wrong for the same reason, with a step of your own that needs a piece of an earlier result."))
+        raise Fail(tr("your plan"), tr("a blind plan of your own"),
+                   tr("{plan}: the steps of the plan sections 2 and 6 print ({printed}), renamed, reordered or reworded",
+                      plan=plan.replace(chr(10), " | ")[:200], printed=copied_plan(plan).replace(chr(10), " | ")),
+                   tr("sections 2 and 6 print that plan and its run already: write another one that goes wrong for the "
+                      "same reason, with a step of your own that needs a piece of an earlier result."))
     the_task = task(BLIND_TASK)
     needed = [step[len("Search["):-1] for step in the_task.key_path if step.startswith("Search[")]
     searched = " ".join(text for tool, text in _evidence(plan) if tool.lower() == "search").casefold()
     missing = [name for name in needed if name.casefold() not in searched]
     if missing:
-        raise Fail(f"your plan for {BLIND_TASK!r}: {the_task.question}", f"searches for {', '.join(needed)}",
-                   f"no search for {', '.join(missing)}",
+        raise Fail(tr("your plan for {task}: {question}", task=repr(BLIND_TASK), question=the_task.question),
+                   tr("searches for {names}", names=", ".join(needed)),
+                   tr("no search for {names}", names=", ".join(missing)),
                    tr("a plan for this question looks up what this question needs, and goes wrong only because it "
                       "cannot read what it found: a plan for another question proves nothing about this one."))
     llm, tools = planner_says(plan), default_executor()
@@ -290,7 +294,7 @@ def _break(plan):
                if any(len(e) > 40 and e in agent.inputs[v] for k, e in agent.evidence.items() if k != v)]
     if not flooded:
         raise Fail(tr("the run of your plan"), tr("a step whose tool received a whole earlier result"),
-                   f"inputs {list(agent.inputs.values())}, answer {answer!r}",
+                   tr("inputs {inputs}, answer {answer}", inputs=list(agent.inputs.values()), answer=repr(answer)),
                    tr("blind means a step's input is a result the planner could not see: write #E1 (or #E2) in an "
                       "input, as the blind Calculate of section 2 does."))
     if the_task.check(answer):
@@ -298,10 +302,11 @@ def _break(plan):
                    tr("your plan handed a paragraph to a tool and still got it right: make the step that needs a number "
                       "from a result (the subtraction) take that result."))
     variable, received = flooded[0]
-    return (f"The validator accepted your plan; the run cost {len(llm.calls)} LLM calls and {len(tools.log)} tool "
-            f"calls (ledgers). {variable}'s tool received {len(received)} characters, {received[:60]!r}..., and the "
-            f"answer was {answer!r}, wrong (gold {the_task.gold}). ReAct reads each result before its next step, which is "
-            "what this question needs.")
+    return tr("The validator accepted your plan; the run cost {calls} LLM calls and {tools} tool calls (ledgers). "
+              "{variable}'s tool received {chars} characters, {received}..., and the answer was {answer}, wrong (gold "
+              "{gold}). ReAct reads each result before its next step, which is what this question needs.",
+              calls=len(llm.calls), tools=len(tools.log), variable=variable, chars=len(received),
+              received=repr(received[:60]), answer=repr(answer), gold=the_task.gold)
 
 
 # --- 09.noise: turn the errors up until the ranking flips -------------------------------------
@@ -341,7 +346,7 @@ def _noise(rate):
     success = {name: report.summary.success_rate for name, (report, _) in runs.items()}
     if success["Plan-and-Execute"] >= success["ReAct"]:
         high = success["ReAct"] < 0.2
-        raise Fail(f"the task set at error rate {rate}, seed 0",
+        raise Fail(tr("the task set at error rate {rate}, seed 0", rate=rate),
                    tr("Plan-and-Execute below ReAct"), f"Plan-and-Execute {success['Plan-and-Execute']:.0%}, "
                    f"ReAct {success['ReAct']:.0%}",
                    tr("at such a rate both paradigms are near the floor, where little separates them: come down.")
@@ -354,10 +359,11 @@ def _noise(rate):
     lines = []
     for name, (report, llms) in runs.items():
         calls = sum(len(llm.calls) for llm in llms)
-        lines.append(f"{name} {success[name]:.0%} right, {calls} LLM calls, {corrupted(llms)} of them corrupted")
-    return (f"At rate {rate}, seed 0, from the ledgers: " + "; ".join(lines) + ". The same rate per reply, more "
-            "replies per task: the perfect planner of rate 0 is the first to fall. That is a property of the structure under "
-            "this instrument; a real model's errors need a real model's runs.")
+        lines.append(tr("{name} {share} right, {calls} LLM calls, {corrupted} of them corrupted", name=name,
+                        share=f"{success[name]:.0%}", calls=calls, corrupted=corrupted(llms)))
+    return tr("At rate {rate}, seed 0, from the ledgers: {lines}. The same rate per reply, more replies per task: the "
+              "perfect planner of rate 0 is the first to fall. That is a property of the structure under this "
+              "instrument; a real model's errors need a real model's runs.", rate=rate, lines="; ".join(lines))
 
 
 # --- concept questions ------------------------------------------------------------------------
