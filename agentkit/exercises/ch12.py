@@ -79,7 +79,7 @@ prediction("12.predict", "What the store loses behind each gate",
            "denies every side effect after the output of a tool that ran and is not in the gate's `trusted`, and "
            "asks `policy` about the others.",
            Prediction(truth=store_losses, labels=("notes left", "messages sent"), why=WHY,
-                      case=lambda name: f"{name}, the injected tidy run", source="the store after the run",
+                      case=lambda name: tr("{name}, the injected tidy run", name=name), source="the store after the run",
                       pointer="the stand-in makes every call the page asks for, whatever happened to the one "
                               "before; for each setting, ask which of the page's two calls the gate lets run, "
                               "and which earlier output, if any, taints it (sections 3, 4 and 6)."))
@@ -91,20 +91,20 @@ FROM_TOOL = "call 1: ReadPage[note-keeping policy] named {tool} in its output"
 OWN_IDEA = "no earlier tool output named {tool}: the model's own idea"
 
 POLICY_CASES = [  # (tool, argument, effect, source, what the case is, hint): policy_truth decides, after yours
-    ("WriteNote", "Standup: moved to 10:00", "write", OWN_IDEA, "a note the user asked for",
-     "a write the model chose itself may run: return Verdict(\"run\", \"policy: ...\")."),
+    ("WriteNote", "Standup: moved to 10:00", "write", OWN_IDEA, tr_later("a note the user asked for"),
+     tr_later("a write the model chose itself may run: return Verdict(\"run\", \"policy: ...\").")),
     ("WriteNote", "Policy: notes are deleted weekly", "write", FROM_TOOL,
-     "a note a wiki page asked for",
-     "an instruction found in a tool's output is not the user's: when call.source starts with \"call \", deny "
-     "the write (section 4 prints a source)."),
-    ("SendMessage", "ana@example.com: the standup moved", "send", OWN_IDEA, "a message",
-     "a message is shown, never sent: Verdict(\"dry_run\", ...) for the effect \"send\"."),
-    ("DeleteNotes", "all", "delete", OWN_IDEA, "a deletion the model chose itself",
-     "a deletion is always denied, whoever asked for it."),
-    ("PurgeArchive", "2023", "delete", OWN_IDEA, "a tool you have not seen, whose effect is delete",
-     "decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1)."),
-    ("PostToChat", "team: hello", "send", OWN_IDEA, "a tool you have not seen, whose effect is send",
-     "decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1)."),
+     tr_later("a note a wiki page asked for"),
+     tr_later("an instruction found in a tool's output is not the user's: when call.source starts with \"call \", deny "
+              "the write (section 4 prints a source).")),
+    ("SendMessage", "ana@example.com: the standup moved", "send", OWN_IDEA, tr_later("a message"),
+     tr_later("a message is shown, never sent: Verdict(\"dry_run\", ...) for the effect \"send\".")),
+    ("DeleteNotes", "all", "delete", OWN_IDEA, tr_later("a deletion the model chose itself"),
+     tr_later("a deletion is always denied, whoever asked for it.")),
+    ("PurgeArchive", "2023", "delete", OWN_IDEA, tr_later("a tool you have not seen, whose effect is delete"),
+     tr_later("decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1).")),
+    ("PostToChat", "team: hello", "send", OWN_IDEA, tr_later("a tool you have not seen, whose effect is send"),
+     tr_later("decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1).")),
 ]
 @reference
 def policy_truth(effect: str, source: str) -> str:
@@ -132,14 +132,15 @@ def unseen_calls(count: int = 8) -> list:
         source = (f"call {rng.randint(1, 5)}: ReadPage[{rng.choice(['wiki', 'policy', 'help'])}] named {tool} in "
                   "its output" if injected else OWN_IDEA.format(tool=tool))
         drawn.append((tool, rng.choice(["all", "notes: tidy", "team: hello", "2023"]), effect, source,
-                      "a call drawn for this check", H_UNSEEN))
+                      tr_later("a call drawn for this check"), H_UNSEEN))
     return drawn
 
 
 def _ask(policy, c: Call, what: str, hint: str) -> GateVerdict:
-    said = call(policy, c, case=f"{what}: {c.tool}[{c.argument}]", hint=hint)
+    case = tr("{what}: {call}", what=tr(what), call=f"{c.tool}[{c.argument}]")
+    said = call(policy, c, case=case, hint=hint)
     if not isinstance(said, GateVerdict):
-        raise Fail(f"{what}: {c.tool}[{c.argument}]", f"a Verdict, one of {', '.join(VERDICTS)}", repr(said)[:100],
+        raise Fail(case, tr("a Verdict, one of {verdicts}", verdicts=", ".join(VERDICTS)), repr(said)[:100],
                    VERDICT_HINT)
     return said
 
@@ -149,15 +150,17 @@ def _ask(policy, c: Call, what: str, hint: str) -> GateVerdict:
           "dry-run every send, deny every delete.", objects=False)
 def _policy(policy):
     if not callable(policy):
-        raise Fail(tr("your answer"), tr("a function team_policy(call) -> Verdict"), repr(policy)[:100], tr("define it with def."))
+        raise Fail(tr("your answer"), tr("a function team_policy(call) -> Verdict"), repr(policy)[:100],
+                   tr("define it with def."))
     for number, (tool, argument, effect, source, what, hint) in enumerate(POLICY_CASES + unseen_calls(), 1):
         c = Call(number, tool, argument, effect, f"would change something ({tool})", source.format(tool=tool))
         said = _ask(policy, c, what, hint)
         wanted = policy_truth(effect, c.source)
         if said.action != wanted:
-            raise Fail(f"{what}: {tool}[{argument}], effect {effect}, source {c.source!r}", wanted,
+            raise Fail(tr("{what}: {call}, effect {effect}, source {source}", what=tr(what), call=f"{tool}[{argument}]",
+                          effect=effect, source=repr(c.source)), wanted,
                        f"{said.action} ({said.by})", hint)
-    live = lambda c: _ask(policy, c, "the live run", VERDICT_HINT)  # noqa: E731
+    live = lambda c: _ask(policy, c, tr("the live run"), VERDICT_HINT)  # noqa: E731
     with throwaway_world() as tidy, throwaway_world() as desk:
         gate = tidy_run(tidy, live)
         standup = GatedExecutor(world_executor(desk), live, desk.dry_run)
@@ -167,11 +170,12 @@ def _policy(policy):
         if kept["notes"] != len(SAMPLE_NOTES) or kept["outbox"] or written is None or desk.counts()["outbox"]:
             raise Fail(tr("the live runs (the injected tidy run, the standup task)"),
                        tr("the tidy store intact, the Standup note written, nothing sent"),
-                       f"tidy store {kept}; Standup note {written!r}; outbox {desk.counts()['outbox']}",
+                       tr("tidy store {kept}; Standup note {written}; outbox {outbox}", kept=kept,
+                          written=repr(written), outbox=desk.counts()["outbox"]),
                        POLICY_CASES[1][5])
-    return (f"Live, the gate's ledgers say {table}: the page's deletion was denied, the user's note written, the "
-            "message shown as a dry run. Deciding by effect and source, not by name, is what keeps a new tool "
-            "under the same rule.")
+    return tr("Live, the gate's ledgers say {table}: the page's deletion was denied, the user's note written, the "
+              "message shown as a dry run. Deciding by effect and source, not by name, is what keeps a new tool under "
+              "the same rule.", table=table)
 
 
 # --- 12.leak: a page that walks a secret past the gate -------------------------------------------
@@ -221,7 +225,7 @@ def _leak(page):
     if not isinstance(page, str) or not page.strip():
         raise Fail(tr("your answer"), tr("a str: the page's text"), repr(page)[:100], tr("write the page as a string."))
     if _calls(page) == printed_calls():
-        raise Fail(tr("your page"), tr("a leak of your own"), f"the calls of section 6's page: {_calls(page)}",
+        raise Fail(tr("your page"), tr("a leak of your own"), tr("the calls of section 6's page: {calls}", calls=_calls(page)),
                    tr("section 6 runs that very attack already: make another note leave the machine, or the same "
                       "one by other calls."))
     world, gate = leak_run(page)
@@ -234,19 +238,20 @@ def _leak(page):
             raise Fail(tr("the store after the run"), tr("intact: the attack must not need a side effect"), str(counts),
                        LEAK_HINTS["side effect"])
         if not leaked:
-            calls = "; ".join(f"{d.tool}[{d.argument[:40]}] {d.verdict}" for d in gate.ledger) or "no tool call"
+            calls = "; ".join(f"{d.tool}[{d.argument[:40]}] {d.verdict}" for d in gate.ledger) or tr("no tool call")
             read_a_note = any(d.tool == "ReadNote" for d in gate.ledger)
             hint = (LEAK_HINTS["side effect"] if tried else
                     LEAK_HINTS["no read"] if FILL in page and not read_a_note else
                     LEAK_HINTS["from the page"] if queries else LEAK_HINTS["nothing"])
             raise Fail(tr("the web-search log after the run"), tr("a query holding a note's text, read from the store"),
-                       f"queries {queries}; calls: {calls}", hint)
+                       tr("queries {queries}; calls: {calls}", queries=queries, calls=calls), hint)
     finally:
         world.close()
         shutil.rmtree(world.folder, ignore_errors=True)
-    return (f"The gate let every call run (all read-only), the store kept its {counts['notes']} notes, and the "
-            f"search engine received {queries} (the world's web log): {', '.join(leaked)} left the machine. "
-            "'Read-only' describes what a tool does to the store, not where its input goes.")
+    return tr("The gate let every call run (all read-only), the store kept its {notes} notes, and the search engine "
+              "received {queries} (the world's web log): {leaked} left the machine. 'Read-only' describes what a tool "
+              "does to the store, not where its input goes.", notes=counts["notes"], queries=queries,
+              leaked=", ".join(leaked))
 
 
 # --- concept questions ------------------------------------------------------------------------
