@@ -235,10 +235,11 @@ def _from_child(ex: Exercise, outcome, limit: float) -> dict:
 
 def _matches_what_was_shown(ex: Exercise, verdict: Verdict) -> Verdict:
     head = head_of(ex)
-    rest = verdict.text.split(tr("{head}: correct.", head=head), 1)[-1]
+    said = tr("{head}: correct. {message}", head=head, message="")
+    message = verdict.text[len(said):] if verdict.text.startswith(said) else verdict.text
     return Verdict(ex.id, SHOWN, tr("{head}: matches the answer shown. The answer was shown before this check "
                                     "(reveal=True, three wrong tries, or show_solution), so progress keeps it as "
-                                    "shown, not solved.", head=head) + rest, verdict.path)
+                                    "shown, not solved. {message}", head=head, message=message), verdict.path)
 
 
 def _judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
@@ -251,7 +252,7 @@ def _judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
         if is_stub(answer):
             raise NotDone()
         said = ex.checker(answer)
-        return Verdict(ex.id, "correct", tr("{head}: correct.", head=head) + " " + tr(said))
+        return Verdict(ex.id, "correct", tr("{head}: correct. {message}", head=head, message=tr(said)))
     except NotDone:
         return Verdict(ex.id, NOT_DONE, not_done(ex))
     except Fail as f:

@@ -104,9 +104,9 @@ def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
                if abs(g - a) > spec.tolerance(row, label, a)]
         if off:
             first_wrong = first_wrong or (row, guess, actual)
-            rows.append(f"{row} {_show(tuple(_whole(g) for g in guess))}: " + ", ".join(
+            rows.append(tr("{row} {guess}: {off}", row=row, guess=_show(tuple(_whole(g) for g in guess)), off=tr(", ").join(
                 (tr("{label} too high", label=tr(label)) if d > 0 else tr("{label} too low", label=tr(label))).strip()
-                for label, d in off))
+                for label, d in off)))
         else:
             rows.append(tr("{row}: right", row=row))
     truth_text = "; ".join(f"{row}: {_show(actual)}" for row, actual in truth.items())
@@ -114,9 +114,8 @@ def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
                         for row, why in spec.why.items())
     source = tr(spec.source)
     if first_wrong is None:
-        return Verdict(ex.id, "correct", (tr("{head}: correct.", head=head) + " " + tr(
-            "From {source}: {truth}.", source=source, truth=truth_text) + " " + tr(spec.done(truth))).rstrip()
-            + why_lines)
+        return Verdict(ex.id, "correct", tr("{head}: correct. From {source}: {truth}. {done}", head=head, source=source,
+                                            truth=truth_text, done=tr(spec.done(truth))).rstrip() + why_lines)
     row, guess, actual = first_wrong
     tries = REGISTRY.tries.get(ex.id, 0) + (not missing)
     if reveal or tries >= REVEAL_AFTER:
@@ -125,7 +124,7 @@ def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
             return Verdict(ex.id, NOT_DONE, tr("{head}: not done yet. You asked for the numbers. From {source}: "
                                                "{truth}.", head=head, source=source, truth=truth_text) + why_lines)
         verdict = _wrong(ex.id, head, Fail(spec.case(row), tr("from {source}: {truth}", source=source,
-                                                              truth=truth_text), "; ".join(rows),
+                                                              truth=truth_text), tr("; ").join(rows),
                                            tr("you asked for the numbers: why each is what it is, below.") if reveal
                                            else tr("{tries} wrong tries: why each is what it is, below.", tries=tries)))
         verdict.text += why_lines
@@ -134,7 +133,7 @@ def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
     left = REVEAL_AFTER - tries
     hidden = (tr("hidden until you ask, or after {left} more wrong try", left=left) if left == 1 else
               tr("hidden until you ask, or after {left} more wrong tries", left=left))
-    verdict = _wrong(ex.id, head, Fail(spec.case(row), hidden, "; ".join(rows), hint))
+    verdict = _wrong(ex.id, head, Fail(spec.case(row), hidden, tr("; ").join(rows), hint))
     verdict.text += "\n" + tr("  The true numbers stay hidden so that you can think again. To see them: "
                               "check(\"{id}\", prediction, reveal=True).", id=ex.id)
     return verdict
