@@ -45,8 +45,8 @@ def log_counts(tools) -> dict:
 
 
 LOG_HINTS = {
-    "fewer entries": tr_later("every call is logged, the unknown tool and the crashing one too: section 6's table has one "
-                              "line per request, whatever happened."),
+    "fewer entries": tr_later("every call is logged, the unknown tool and the crashing one too: section 6's table has "
+                              "one line per request, whatever happened."),
     "more entries": tr_later("one request, one log entry: a failure is logged once, as its error observation."),
     "fewer ok": tr_later("ok is False only for an observation that starts with 'error:'. A Search miss is an answer "
                          "(section 5), and tool names match without regard to case (section 6)."),
@@ -145,8 +145,8 @@ def power_truth(base, exponent) -> bool:
     return abs(int(base)) ** int(exponent) <= 10 ** 100  # a few digits from the limit: whole numbers decide exactly
 
 
-COMPUTE_HINT = (tr_later("decide before computing: the result has about exponent * log10(|base|) digits, so compare that "
-                         "with 100 and never compute the power itself (section 3)."))
+COMPUTE_HINT = (tr_later("decide before computing: the result has about exponent * log10(|base|) digits, so compare "
+                         "that with 100 and never compute the power itself (section 3)."))
 H_AT_MOST = (tr_later("the task says at most 1e100: a result of exactly 1e100 is allowed, so compare with <=, not <; "
                       "exponent * log10(|base|) is exactly 100.0 here."))
 H_NEAR = tr_later("close to the limit only the comparison decides: exponent * log10(|base|) against 100, with <=.")
@@ -157,7 +157,8 @@ GUARD_HINTS = {
     3: H_AT_MOST, 4: H_NEAR, 5: H_NEAR,
     6: tr_later("7 ** 300 has about 300 * log10(7), over 250 digits."),
     7: tr_later("9 ** (9 ** 9) has hundreds of millions of digits (section 3 counts them)."),
-    8: tr_later("log10 of a negative number is undefined: the size of (-10) ** 101 is that of 10 ** 101, so use abs(base)."),
+    8: tr_later("log10 of a negative number is undefined: the size of (-10) ** 101 is that of 10 ** 101, so use "
+                "abs(base)."),
     9: tr_later("(-3) ** 3 is -27: use abs(base), and allow a small result whatever its sign."),
     10: tr_later("(-100) ** 50 is exactly 1e100: use abs(base), and <=, since the task says at most 1e100."),
     11: tr_later("log10(0) is undefined, and 0 to any positive power is 0: allow base 0 before taking the logarithm."),

@@ -108,18 +108,20 @@ PARSE_HINTS = {
     1: tr_later("Finish is read like any tool: ('Finish', the answer)."),
     2: tr_later("models vary the case: match the label without regard to case (re.IGNORECASE); section 2's table shows "
                 "tiny_parse missing this one."),
-    3: tr_later("the input ends at the ']' that matches its '[': count the brackets. A lazy (.*?) stops at the first ']'."),
-    4: tr_later("take the FIRST action, from its own line only: everything after it is text the model invented "
-                "(never run it; chapter 03 shows what it costs). Under re.DOTALL a greedy group runs into those lines."),
+    3: tr_later("the input ends at the ']' that matches its '[': count the brackets. A lazy (.*?) stops at the first "
+                "']'."),
+    4: tr_later("take the FIRST action, from its own line only: everything after it is text the model invented (never "
+                "run it; chapter 03 shows what it costs). Under re.DOTALL a greedy group runs into those lines."),
     5: tr_later("the input ends at the ']' that matches its '[': a greedy (.*) runs to the last ']' on the line."),
-    6: tr_later("a reply with no action is (None, None), never an exception: the loop sends a format reminder back (section 2)."),
+    6: tr_later("a reply with no action is (None, None), never an exception: the loop sends a format reminder back "
+                "(section 2)."),
 }
 
 
 PARSE_WORDS = ("Ada", "Lovelace", "birth", "year", "Grace", "Hopper", "list", "of", "primes", "under", "the", "Eiffel",
                "Tower", "height", "2024", "1955", "365", "+", "*", "-", "city", "Oslo", "rainfall")
-H_UNSEEN = (tr_later("a reply drawn for this check: the first 'Action:' label in any case, the tool name before '[', the "
-                     "input up to the ']' that matches its '[' on that line; (None, None) when there is no action."))
+H_UNSEEN = (tr_later("a reply drawn for this check: the first 'Action:' label in any case, the tool name before '[', "
+                     "the input up to the ']' that matches its '[' on that line; (None, None) when there is no action."))
 
 
 def _words(rng, low: int, high: int) -> str:
@@ -153,8 +155,8 @@ def inventor() -> ScriptedLLM:
     """A stand-in that, on its first call, writes a Search, an invented Observation and a Finish with a wrong answer."""
     def reply(prompt: str) -> str:
         if "Observation:" not in prompt.split("Question:", 1)[-1]:
-            return ("Thought: I need the year Steve Jobs was born.\nAction: Search[Steve Jobs]\n"
-                    "Observation: Steve Jobs was born in 1950.\nThought: So (2024 - 1950) * 365.\nAction: Finish[27010]")
+            return ("Thought: I need the year Steve Jobs was born.\nAction: Search[Steve Jobs]\nObservation: Steve Jobs "
+                    "was born in 1950.\nThought: So (2024 - 1950) * 365.\nAction: Finish[27010]")
         return checkpoint_reply(prompt)
     return ScriptedLLM([Rule(REACT_MARKER, reply, name="inventor")])
 

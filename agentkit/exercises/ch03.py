@@ -86,8 +86,9 @@ FUSE_HINTS = {
 }
 
 
-H_UNSEEN = (tr_later("a run drawn for this check: stop when the last (tool, input) repeats one of the two actions before it, "
-                     "the tool name compared in lower case and the input with its whitespace folded and casefold()ed."))
+H_UNSEEN = (tr_later("a run drawn for this check: stop when the last (tool, input) repeats one of the two actions "
+                     "before it, the tool name compared in lower case and the input with its whitespace folded and "
+                     "casefold()ed."))
 FUSE_TOOLS = ("Search", "Calculate", "Lookup")
 FUSE_TEXTS = ("Steve Jobs", "Ada Lovelace", "2024 - 1955", "Grace Hopper birth", "Oslo rainfall")
 
@@ -216,10 +217,12 @@ def _break(reply):
     if "Observation" not in naive.argument:
         raise Fail("naive_parse(reply).argument", tr("text with an invented Observation line in it"),
                    repr(naive.argument[:120]), tr("the invented lines must come AFTER the Action line: under DOTALL the "
-                      "incident's regex runs from the first 'Action:' to the end of the reply (section 4)."))
+                                                  "incident's regex runs from the first 'Action:' to the end of the "
+                                                  "reply (section 4)."))
     if "Observation" in defended.argument or not defended.invented_observation:
         raise Fail("parse_reply(reply)", tr("the Action line's input only, the invented text flagged"),
-                   repr(defended.argument[:120]), tr("parse_reply keeps the Action line only; give it one on its own line."))
+                   repr(defended.argument[:120]), tr("parse_reply keeps the Action line only; give it one on its own "
+                                                     "line."))
     lengths = {}
     for name, parse in (("naive_parse", naive_parse), ("parse_reply", parse_reply)):
         tools = incident_executor()

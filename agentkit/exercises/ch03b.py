@@ -84,17 +84,19 @@ def flag_truth(reply: str) -> bool:
 
 
 FLAG_HINTS = {
-    0: tr_later("a line that starts with 'Observation' is one the model wrote itself: the loop adds its Observations later."),
+    0: tr_later("a line that starts with 'Observation' is one the model wrote itself: the loop adds its Observations "
+                "later."),
     1: tr_later("look at the start of each line only (re.MULTILINE and ^), never for the word anywhere."),
     2: tr_later("look at the start of each line only (re.MULTILINE and ^), never for the word anywhere."),
     3: tr_later("allow spaces before it, and any case: the small model is not careful about either."),
-    4: tr_later("Markdown emphasis around the label still makes it an Observation line: allow ** and backticks before it."),
+    4: tr_later("Markdown emphasis around the label still makes it an Observation line: allow ** and backticks before "
+                "it."),
     5: tr_later("an empty reply has no lines, and nothing invented."),
 }
 
 
-H_UNSEEN = (tr_later("a reply drawn for this check: True exactly when one of its lines starts (after spaces, '>', '*', '`' or "
-                     "'_') with the word Observation, in any case."))
+H_UNSEEN = (tr_later("a reply drawn for this check: True exactly when one of its lines starts (after spaces, '>', '*', "
+                     "'`' or '_') with the word Observation, in any case."))
 LINES = ("Thought: I need his birth year.", "Action: Search[Steve Jobs]", "Thought: the Observation may help.",
          "Action: Search[Observation deck height]", "Action: Calculate[(2024 - 1955) * 365]", "Action: Finish[25185]",
          "The next observation will tell.", "I think the answer is 1955.")
@@ -174,7 +176,8 @@ def _break(reply):
     if naive.argument == defended.argument or naive.is_finish:
         raise Fail("naive_parse(reply)", tr("a tool input longer than the Action line's brackets"),
                    repr(naive.argument[:120]), tr("the recorded reply stops at its ']'; add what the small model writes "
-                      "after an Action (its Finish reply in section 3 goes on: '\\n\\nNow the real question.')."))
+                                                  "after an Action (its Finish reply in section 3 goes on: '\\n\\nNow "
+                                                  "the real question.')."))
     naive_calls, defended_calls = _tool_calls(reply, naive_parse), _tool_calls(reply, parse_reply)
     if not naive_calls or not defended_calls or naive_calls[0][1] == defended_calls[0][1]:
         raise Fail(tr("one step of the agent"), tr("the tool gets different inputs through the two parsers"),

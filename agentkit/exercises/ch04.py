@@ -192,7 +192,8 @@ REPLAN_HINTS = {
     "tool": tr_later("the injection wraps a registered tool: the years task uses Search and Calculate (section 5)."),
     "failures": tr_later("failures is a whole number of failing calls, or None for every call."),
     "never": tr_later("the failure never fired: the text must appear in a tool's INPUT (what the Action sent, e.g. "
-                      "Search[Alan Turing]), not in the step's wording. Section 6 prints every tool call with its input."),
+                      "Search[Alan Turing]), not in the step's wording. Section 6 prints every tool call with its "
+                      "input."),
     "retried": tr_later("a retry absorbed the failure: with max_attempts=2 a step gets two tries in total, so a tool "
                         "that fails only once is a transient failure, and no replan follows (section 6)."),
     "routed": tr_later("the new plan routed around your failure: its step sent a tool input your text does not catch. "

@@ -58,7 +58,8 @@ VERDICT_CASES = [  # (review, what the case is): verdict_truth decides, after yo
     ("This code cannot pass: it is only a stub.", tr_later("a review with 'pass' in its prose, no verdict line")),
     ("VERDICT: PASS\nActually, one more thing: n < 2 fails.", tr_later("a verdict that is not the last line")),
     ("VERDICT: PASS? no.", tr_later("a last line that is more than a verdict")),
-    ("Notes: fine.\n  verdict:  pass  \n\n", tr_later("the verdict line in lower case, with spaces and blank lines after")),
+    ("Notes: fine.\n  verdict:  pass  \n\n", tr_later("the verdict line in lower case, with spaces and blank lines "
+                                                      "after")),
     ("Notes: fine.\n**VERDICT: PASS**", tr_later("the verdict line in Markdown bold")),
     ("", tr_later("an empty review")),
     ("  \n\n  ", tr_later("a review of blank lines only")),
@@ -81,8 +82,8 @@ VERDICT_HINTS = {
     7: tr_later("a review with no lines has no verdict: return 'missing', never index an empty list."),
     8: tr_later("blank lines are no lines: a review of spaces has no verdict, and must not raise."),
 }
-H_UNSEEN = (tr_later("a review drawn for this check: only its last non-empty line counts, and all of it must be the verdict "
-                     "line (any case, spaces around the words, ** around the line); anything else is 'missing'."))
+H_UNSEEN = (tr_later("a review drawn for this check: only its last non-empty line counts, and all of it must be the "
+                     "verdict line (any case, spaces around the words, ** around the line); anything else is 'missing'."))
 PROSE = ("Notes: the loop is fine.", "This cannot pass as it is.", "The code passes n = 10.", "Revise the name.",
          "VERDICT: PASS is what I would like to say, but no.", "One more thing: n < 2 fails.")
 

@@ -58,7 +58,8 @@ COST = ("a failed trial costs 3 ReAct calls (Search, Calculate, Finish) plus 1 r
 
 
 prediction("06.predict", "How long a wrong lesson lives",
-           "Set `prediction` to {setting: (trial of the first right answer, LLM calls in all)}, before running anything.",
+           "Set `prediction` to {setting: (trial of the first right answer, LLM calls in all)}, before running "
+           "anything.",
            Prediction(truth=pollution_costs, labels=("first right trial", "LLM calls"),
                       why={**WHY, "and the calls": COST}, source="the store and the ledger",
                       pointer="follow the wrong lesson's confidence failure by failure (section 7 explains penalty "
@@ -79,7 +80,8 @@ PARSE_CASES = [  # (reply; what the case is; the hint): lesson_truth decides eac
     ('Here is the lesson:\n```json\n{"trigger": "asked for an age at a dated event", "error_type": "off by one", '
      '"fix": "compare the month and day with the birthday", "applies_to": "age questions"}\n```\nHope it helps.',
      tr_later("one JSON object in a code fence, with prose around it"),
-     tr_later("a model wraps its JSON in prose and fences: take the text from the first '{' to the last '}' (section 2).")),
+     tr_later("a model wraps its JSON in prose and fences: take the text from the first '{' to the last '}' (section "
+              "2).")),
     ('{"trigger": "asked  for an age\\tat a dated event", "error_type": "off\\nby one", '
      '"fix": "compare the month and day with the birthday", "applies_to": "age questions", "confidence": 0.9}',
      tr_later("extra keys, and values with tabs, newlines and double spaces"),
@@ -89,22 +91,23 @@ PARSE_CASES = [  # (reply; what the case is; the hint): lesson_truth decides eac
      tr_later("a lesson without applies_to"),
      tr_later("a lesson needs all four fields; a missing one means no lesson: return None (section 2).")),
     ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "   ", "applies_to": "ages"}',
-     tr_later("a fix that is only spaces"), tr_later("an empty field is no lesson: fold the whitespace, then return None if any "
-              "field is left empty (section 2).")),
+     tr_later("a fix that is only spaces"), tr_later("an empty field is no lesson: fold the whitespace, then return "
+                                                     "None if any field is left empty (section 2).")),
     ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "check the day", "applies_to": "ages",}',
      tr_later("JSON with a trailing comma"), tr_later("a parser never raises (section 2: parse_lesson returns None): "
               "catch the JSON error and return None.")),
     ("I am not sure what went wrong in this trial.", tr_later("a reply with no JSON at all"),
      tr_later("no object in the reply means no lesson: return None, never raise (section 2).")),
-    (None, tr_later("no reply at all (None)"), tr_later("the parser never raises, whatever it is given: None is no lesson.")),
+    (None, tr_later("no reply at all (None)"), tr_later("the parser never raises, whatever it is given: None is no "
+                                                        "lesson.")),
     ('["check the day", "subtract the years"]', tr_later("a JSON list, not an object"),
      tr_later("a lesson is one JSON object with four fields; anything else is None (section 2).")),
 ]
 
 
-H_UNSEEN = (tr_later("a reply drawn for this check: the JSON object from the first '{' to the last '}', exactly the four "
-                     "fields (trigger, error_type, fix, applies_to), each a string with its whitespace folded; None for "
-                     "anything else, and never an exception."))
+H_UNSEEN = (tr_later("a reply drawn for this check: the JSON object from the first '{' to the last '}', exactly the "
+                     "four fields (trigger, error_type, fix, applies_to), each a string with its whitespace folded; "
+                     "None for anything else, and never an exception."))
 FIELD_WORDS = ("asked", "for", "an", "age", "at", "a", "dated", "event", "off", "by", "one", "compare", "the", "month",
                "day", "birthday", "year", "questions", "subtract", "count", "death")
 
@@ -167,7 +170,8 @@ def _parse(parse):
 # --- 06.evict: the confidence rule ------------------------------------------------------------------
 
 EVICT_CASES = [  # (confidence, success, threshold) -> what the store does; what the case is; the hint
-    ((0.5, True, 0.3), tr_later("a success"), tr_later("a success adds reward (0.1 by default) to the confidence (section 7).")),
+    ((0.5, True, 0.3), tr_later("a success"), tr_later("a success adds reward (0.1 by default) to the confidence "
+                                                       "(section 7).")),
     ((0.5, False, 0.3), tr_later("a failure that lands exactly on the threshold"),
      tr_later("evicted means strictly BELOW the threshold: a lesson at exactly the threshold stays (section 7).")),
     ((0.95, True, 0.3), tr_later("a success near the top"), tr_later("a confidence stays between 0 and 1: clamp it at 1.")),
@@ -287,11 +291,13 @@ POLLUTE_HINTS = {
     "fields": tr_later("a lesson is a dict of four non-empty strings: trigger, error_type, fix, applies_to."),
     "unseen": tr_later("it never reached a prompt: FTS5 retrieves a lesson only if it shares words with the question, "
                        "and 'how', 'was', 'when' and 'he' do not count (section 3). Use the question's own words."),
-    "right": tr_later("that lesson is right: it gave the right answer. A wrong lesson must make the agent compute the age wrongly."),
-    "ignored": tr_later("the stand-in obeys only a lesson it recognises, and this one it skipped: write the fix as the panel's "
-                        "wrong lessons do ('age = death year - birth year + 1' or 'use only the years'), section 7."),
-    "outranked": tr_later("from trial 2 the honest lesson ranked above yours and was followed: phrase yours in the question's "
-                          "own words, in more than one field, so FTS5 ranks it first (section 7)."),
+    "right": tr_later("that lesson is right: it gave the right answer. A wrong lesson must make the agent compute the "
+                      "age wrongly."),
+    "ignored": tr_later("the stand-in obeys only a lesson it recognises, and this one it skipped: write the fix as the "
+                        "panel's wrong lessons do ('age = death year - birth year + 1' or 'use only the years'), "
+                        "section 7."),
+    "outranked": tr_later("from trial 2 the honest lesson ranked above yours and was followed: phrase yours in the "
+                          "question's own words, in more than one field, so FTS5 ranks it first (section 7)."),
 }
 
 

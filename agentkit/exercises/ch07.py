@@ -50,13 +50,15 @@ prediction("07.predict", "What a search costs",
 BEAM_CASES = [  # (children as (step, votes), b; what the case is; the hint): beam_truth decides, after your answer
     ([("13 - 9 = 4", ["sure"]), ("13 + 9 = 22", ["impossible"]), ("9 / 3 = 3", ["likely"])], 2,
      tr_later("three children, one vote each"),
-     tr_later("keep the BEST b, best first: score sure 1, likely 0.5, impossible 0, and sort from high to low (section 3).")),
+     tr_later("keep the BEST b, best first: score sure 1, likely 0.5, impossible 0, and sort from high to low (section "
+              "3).")),
     ([("4 + 4 = 8", ["likely"]), ("7 - 4 = 3", ["sure"]), ("7 + 4 = 11", ["likely"]), ("4 * 4 = 16", ["impossible"])],
-     2, tr_later("two children tie"), tr_later("ties keep proposal order: sort by the score alone (Python's sort is stable), "
-              "never by the step's text (section 3's tiny_tot sorts by the score alone).")),
+     2, tr_later("two children tie"), tr_later("ties keep proposal order: sort by the score alone (Python's sort is "
+                                               "stable), never by the step's text (section 3's tiny_tot sorts by the "
+                                               "score alone).")),
     ([("6 * 4 = 24", ["sure", "impossible", "impossible"]), ("6 - 4 = 2", ["likely", "likely", "likely"])], 1,
-     tr_later("three votes each"), tr_later("a node's score is the MEAN of its votes (section 3): one sure among three votes is 1/3, "
-              "below three times likely.")),
+     tr_later("three votes each"), tr_later("a node's score is the MEAN of its votes (section 3): one sure among three "
+                                            "votes is 1/3, below three times likely.")),
     ([("8 / 2 = 4", ["?", "sure"]), ("8 - 2 = 6", ["sure", "likely"])], 1, tr_later("a vote with no label"),
      tr_later("a vote that holds no label ('?') counts 0 and still counts as a vote: a judge that said nothing useful "
               "(section 3's values).")),
@@ -65,8 +67,9 @@ BEAM_CASES = [  # (children as (step, votes), b; what the case is; the hint): be
     ([], 3, tr_later("no children at all"), tr_later("no children, nothing to keep: return an empty list.")),
 ]
 VALUE = {"sure": 1.0, "likely": 0.5, "impossible": 0.0}
-H_UNSEEN = (tr_later("children drawn for this check: score each by the mean of its votes (sure 1, likely 0.5, impossible 0, "
-                     "anything else 0), keep the b highest, best first, ties in the order they were proposed."))
+H_UNSEEN = (tr_later("children drawn for this check: score each by the mean of its votes (sure 1, likely 0.5, "
+                     "impossible 0, anything else 0), keep the b highest, best first, ties in the order they were "
+                     "proposed."))
 
 
 @reference
@@ -174,7 +177,8 @@ def _beam(keep):
 
 # --- 07.verify: never accept an unverified answer ----------------------------------------------------
 
-EXACT = tr_later("compute exactly with fractions.Fraction: 8 / (3 - 8/3) misses 24 by a hair in floating point (section 1).")
+EXACT = tr_later("compute exactly with fractions.Fraction: 8 / (3 - 8/3) misses 24 by a hair in floating point (section "
+                 "1).")
 VERIFY_CASES = [  # (expression, puzzle; what the case is; the hint): agentkit.game24.verify decides, after yours
     ("8 / (3 - 8 / 3)", [3, 3, 8, 8], tr_later("a solution through a fraction"), EXACT),
     ("(1 + 2 + 3) * 4", [1, 2, 3, 4], tr_later("a plain solution"),
@@ -197,8 +201,8 @@ VERIFY_CASES = [  # (expression, puzzle; what the case is; the hint): agentkit.g
 ]
 
 
-H_VERIFY_UNSEEN = (tr_later("an expression drawn for this check: accept it only if it uses the puzzle's numbers, each exactly "
-                            "once, with + - * / and parentheses, and makes exactly 24 (fractions.Fraction)."))
+H_VERIFY_UNSEEN = (tr_later("an expression drawn for this check: accept it only if it uses the puzzle's numbers, each "
+                            "exactly once, with + - * / and parentheses, and makes exactly 24 (fractions.Fraction)."))
 
 
 def unseen_expressions(count: int = 6) -> list:
@@ -294,8 +298,8 @@ PRUNE_HINTS = {
     "noise": tr_later("noise is a share of random votes: a number from 0 to 1."),
     "whole": tr_later("b and votes are whole numbers from 1 to 5 here."),
     "exact": tr_later("noise 0 is the exact judge: it ranks the good step first whenever it was proposed (section 5)."),
-    "wide": tr_later("a wider beam keeps the good node alive next to the ones the noise preferred: narrow it (section 5's "
-                     "right-hand chart, b=1 against b=5)."),
+    "wide": tr_later("a wider beam keeps the good node alive next to the ones the noise preferred: narrow it (section "
+                     "5's right-hand chart, b=1 against b=5)."),
     "votes": tr_later("votes average the noise out: a node's score is the mean of its votes (section 3). Use one vote."),
     "more": tr_later("at this noise the judge was lucky on this puzzle: raise the noise."),
 }

@@ -62,9 +62,12 @@ H_THRESHOLD = (tr_later("two of four words shared is a Jaccard of 0.50: below 0.
 H_AT = tr_later("a similarity equal to the threshold counts as a repeat: compare with >=, not >.")
 H_UNION = (tr_later("Jaccard divides the shared words by ALL the words of both inputs, |A | B|, not by the smaller set: "
                     "a short query inside a long one is not the same question."))
-H_ANY = tr_later("compare with each of the last `window` inputs, not only the newest one (a stutterer repeats the one before).")
-H_WINDOW = tr_later("look back only `window` inputs: earlier[-window:]. Further back, a return to a query can be legitimate.")
-H_SET = tr_later("compare word SETS: a word written three times is still one word (section 2: a set, so order and count vanish).")
+H_ANY = tr_later("compare with each of the last `window` inputs, not only the newest one (a stutterer repeats the one "
+                 "before).")
+H_WINDOW = tr_later("look back only `window` inputs: earlier[-window:]. Further back, a return to a query can be "
+                    "legitimate.")
+H_SET = tr_later("compare word SETS: a word written three times is still one word (section 2: a set, so order and count "
+                 "vanish).")
 H_EMPTY = tr_later("with no earlier input there is nothing to repeat: return False.")
 
 REPEAT_CASES = [  # (new input, earlier inputs, threshold, window, what, hint): repeat_truth decides, after yours
@@ -91,9 +94,9 @@ REPEAT_CASES = [  # (new input, earlier inputs, threshold, window, what, hint): 
 SECTION_2_STOPWORDS = {"the", "at", "in", "of", "a", "for", "on", "was", "how", "much"}
 CONTENT = ("lakeford", "millbrook", "northvale", "rainfall", "rain", "station", "report", "annual", "archive", "2006",
            "2017", "2018", "ferry", "lighthouse", "market", "reservoir", "gauge", "harbour", "quay", "logbook")
-H_REPEAT_UNSEEN = (tr_later("inputs drawn for this check: section 2's normalise (lower case, possessive 's and punctuation "
-                            "dropped, its stopwords dropped, a set), then Jaccard = shared / all words >= threshold with any "
-                            "of the last `window` earlier inputs."))
+H_REPEAT_UNSEEN = (tr_later("inputs drawn for this check: section 2's normalise (lower case, possessive 's and "
+                            "punctuation dropped, its stopwords dropped, a set), then Jaccard = shared / all words >= "
+                            "threshold with any of the last `window` earlier inputs."))
 
 
 @reference
@@ -219,15 +222,16 @@ H_NO_RESULT = (tr_later("a line that says nothing was found ('No results for ...
                         "though it repeats the query's words."))
 H_EMPTY = tr_later("an empty result (no words at all) brings nothing: say True, and do not index into it.")
 H_USEFUL = tr_later("a result on the question's topic with words not seen before is progress: say False.")
-H_OFF_TOPIC = (tr_later("compare CONTENT words: with section 2's normalise ('in', 'at', 'the' dropped) a page that shares no "
-                        "word with the question or an earlier useful result is off-topic."))
-H_NUMBER = tr_later("a bare number is a calculator's answer: it shares no word with anything, and it is never off-topic.")
-H_NOTHING_NEW = (tr_later("a result whose every word was already in the question or an earlier result is old news (section 1's "
-                          "'nothing new'): compare its word set with everything seen."))
-H_TOPIC = (tr_later("the topic grows with the run: a result that shares words with an earlier useful result is on-topic, even "
-                    "when it shares none with the question."))
-H_ERROR_PREFIX = (tr_later("an error is a result that STARTS with 'error:'; a useful page may mention the word error, or the "
-                           "word no, somewhere in a sentence."))
+H_OFF_TOPIC = (tr_later("compare CONTENT words: with section 2's normalise ('in', 'at', 'the' dropped) a page that "
+                        "shares no word with the question or an earlier useful result is off-topic."))
+H_NUMBER = tr_later("a bare number is a calculator's answer: it shares no word with anything, and it is never "
+                    "off-topic.")
+H_NOTHING_NEW = (tr_later("a result whose every word was already in the question or an earlier result is old news "
+                          "(section 1's 'nothing new'): compare its word set with everything seen."))
+H_TOPIC = (tr_later("the topic grows with the run: a result that shares words with an earlier useful result is "
+                    "on-topic, even when it shares none with the question."))
+H_ERROR_PREFIX = (tr_later("an error is a result that STARTS with 'error:'; a useful page may mention the word error, "
+                           "or the word no, somewhere in a sentence."))
 
 USELESS_CASES = [  # (result, question, earlier useful results, what, hint): useless_truth decides, after yours
     ("error: the search service for Lakeford is down (HTTP 503)", QUESTION_2012, [],
@@ -251,9 +255,10 @@ USELESS_CASES = [  # (result, question, earlier useful results, what, hint): use
 ]
 
 
-H_USELESS_UNSEEN = (tr_later("a result drawn for this check: useless if it starts with 'error:', is empty or says nothing was "
-                             "found, shares no content word (section 2's normalise) with the question or an earlier useful "
-                             "result (a bare number never is off-topic), or holds no word not seen already."))
+H_USELESS_UNSEEN = (tr_later("a result drawn for this check: useless if it starts with 'error:', is empty or says "
+                             "nothing was found, shares no content word (section 2's normalise) with the question or an "
+                             "earlier useful result (a bare number never is off-topic), or holds no word not seen "
+                             "already."))
 TOWNS = ("Lakeford", "Millbrook", "Northvale")
 OFF_TOPIC = ("ferry", "sails", "hourly", "bakery", "opens", "noon", "museum", "closed", "Mondays", "tickets")
 
@@ -386,8 +391,8 @@ def table_counterpart(runtime: Runtime) -> Runtime:
 
 
 @exercise("08.break", "break", "A tuned guard that kills unseen work",
-          "Set `runtime` to a Runtime(...), not one section 5b prints, that kills no task of the tuning suite "
-          "and a task of the held-out suite that its threshold and design alone (section 5b's row) do not kill.", objects=False)
+          "Set `runtime` to a Runtime(...), not one section 5b prints, that kills no task of the tuning suite and a "
+          "task of the held-out suite that its threshold and design alone (section 5b's row) do not kill.", objects=False)
 def _break(runtime):
     if not isinstance(runtime, Runtime):
         raise Fail(tr("your answer"), tr("a Runtime(...)"), type(runtime).__name__,
@@ -404,8 +409,9 @@ def _break(runtime):
     if not killed:
         raise Fail(tr("the held-out suite (load_suite('heldout'))"), tr("at least one legitimate task killed"),
                    tr("{runtime} kills none of the {n}", runtime=runtime, n=len(heldout)),
-                   tr("this setting is safe on unseen work too, as far as this suite can tell. Section 5b's table shows, "
-                      "for each design, the lowest threshold the tuning suite accepts: try the one it would have chosen."))
+                   tr("this setting is safe on unseen work too, as far as this suite can tell. Section 5b's table "
+                      "shows, for each design, the lowest threshold the tuning suite accepts: try the one it would have "
+                      "chosen."))
     if printed(runtime):
         raise Fail(tr("your setting"), tr("a setting section 5b does not print"), repr(runtime),
                    tr("right, and section 5b's table already shows it: what that threshold and design kill on both "

@@ -62,15 +62,16 @@ prediction("09.predict", "What four paradigms cost",
 
 H_VALID = (tr_later("a plan whose every #E reference points to an EARLIER line is valid: return None. Section 1's plan "
                     "refers to #E1 in #E2's input."))
-H_PLAN_LINE = (tr_later("only the inputs of evidence lines (#Ek = Tool[input]) refer to evidence; the words of a Plan: line "
-                        "are the planner's notes, not references."))
-H_FORWARD = (tr_later("a step can use only results of lines ABOVE it: check each reference against the variables defined "
-                      "so far, line by line (section 2, 'A reference to evidence that does not exist yet')."))
+H_PLAN_LINE = (tr_later("only the inputs of evidence lines (#Ek = Tool[input]) refer to evidence; the words of a Plan: "
+                        "line are the planner's notes, not references."))
+H_FORWARD = (tr_later("a step can use only results of lines ABOVE it: check each reference against the variables "
+                      "defined so far, line by line (section 2, 'A reference to evidence that does not exist yet')."))
 H_SELF = tr_later("a line cannot use its own result: its variable is defined only after its tool has run.")
-H_TWICE = tr_later("a variable defined twice makes every later reference ambiguous: refuse it (section 2's 'defined twice').")
+H_TWICE = tr_later("a variable defined twice makes every later reference ambiguous: refuse it (section 2's 'defined "
+                   "twice').")
 H_EMPTY = tr_later("a reply with no #E line at all is no plan: refuse it, or ReWOO would run nothing and answer blind.")
-H_E10 = (tr_later("compare whole variable names: #E10 is not #E1. A substring test (or str.replace) confuses them; a regex "
-                  "such as #E(\\d+) reads the whole number."))
+H_E10 = (tr_later("compare whole variable names: #E10 is not #E1. A substring test (or str.replace) confuses them; a "
+                  "regex such as #E(\\d+) reads the whole number."))
 H_NAME = tr_later("say which variable is at fault, so the planner (or you) can fix the plan: put it in the message.")
 
 PLANS = [  # (plan text, what, hint): plan_fault decides, after your answer
@@ -110,9 +111,9 @@ def plan_fault(text: str):
     return None if defined else ""
 
 
-H_UNSEEN = (tr_later("a plan drawn for this check: read each evidence line (#Ek = Tool[input]) in order; every #E reference "
-                     "in an input must name a variable defined on an EARLIER line (whole numbers: #E1 is not #E10), none "
-                     "defined twice; the message names the variable at fault."))
+H_UNSEEN = (tr_later("a plan drawn for this check: read each evidence line (#Ek = Tool[input]) in order; every #E "
+                     "reference in an input must name a variable defined on an EARLIER line (whole numbers: #E1 is not "
+                     "#E10), none defined twice; the message names the variable at fault."))
 
 
 def unseen_plan() -> str:
@@ -340,8 +341,8 @@ def _noise(rate):
                    tr("write rate = 0.something."))
     if not 0 < rate <= 1:
         raise Fail(tr("your rate"), tr("a rate above 0 and at most 1"), repr(rate),
-                   tr("at rate 0 the stand-in is a perfect reader: Plan-and-Execute gets every task right there. Turn the "
-                      "errors up."))
+                   tr("at rate 0 the stand-in is a perfect reader: Plan-and-Execute gets every task right there. Turn "
+                      "the errors up."))
     runs = {name: noisy_run(name, float(rate)) for name in NOISE_PARADIGMS}
     success = {name: report.summary.success_rate for name, (report, _) in runs.items()}
     if success["Plan-and-Execute"] >= success["ReAct"]:
@@ -350,8 +351,8 @@ def _noise(rate):
                    tr("Plan-and-Execute below ReAct"), f"Plan-and-Execute {success['Plan-and-Execute']:.0%}, "
                    f"ReAct {success['ReAct']:.0%}",
                    tr("at such a rate both paradigms are near the floor, where little separates them: come down.")
-                   if high else tr("Plan-and-Execute is still not below ReAct. It makes more model calls per task, so at "
-                      "a per-reply rate it meets more errors: go up a little (section 5's curves)."))
+                   if high else tr("Plan-and-Execute is still not below ReAct. It makes more model calls per task, so "
+                                   "at a per-reply rate it meets more errors: go up a little (section 5's curves)."))
     if rate in PRINTED_RATES:
         raise Fail(tr("your rate"), tr("a rate section 5 does not print"), repr(rate),
                    tr("right, and section 5's sweep prints that rate already, for both paradigms: choose a rate it "

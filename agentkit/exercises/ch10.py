@@ -76,7 +76,8 @@ prediction("10.predict", "What two more steps change",
 
 # --- 10.p95: the 95th percentile of the steps ------------------------------------------------
 
-H_INTERPOLATE = (tr_later("numpy's default does not pick a value, it interpolates: sort, take position 0.95 * (n - 1), and go "
+H_INTERPOLATE = (tr_later("numpy's default does not pick a value, it interpolates: sort, take position 0.95 * (n - "
+                          "1), and go "
                           "that fraction of the way from the value below it to the value above (section 2)."))
 H_SORT = tr_later("sort the values first: the 95th percentile is a position in the SORTED list.")
 H_ONE = tr_later("one value: position 0.95 * 0 = 0, so the P95 is that value.")
@@ -151,7 +152,8 @@ def _p95(p95):
             raise Fail(tr("the steps of {name} on the multi-hop tasks: {steps}", name=report.name, steps=steps),
                        tr("{p95} (the harness's summary)", p95=f"{report.summary.p95_steps:g}"), f"{said!r}",
                        H_INTERPOLATE)
-    return tr("Your P95 agrees with numpy on {lists} lists and 4 drawn for this check, and with the harness on two real "
+    return tr("Your P95 agrees with numpy on {lists} lists and 4 drawn for this check, and with the harness on two "
+              "real "
               "reports: {before} steps for ReAct, {after} with two more steps, while the means are {mean_before} and "
               "{mean_after}. The mean hides the long runs; the P95 is what a step budget must cover.",
               lists=len(P95_CASES), before=f"{before.summary.p95_steps:g}", after=f"{after.summary.p95_steps:g}",
@@ -160,9 +162,11 @@ def _p95(p95):
 
 # --- 10.compare: broken and fixed, task by task ----------------------------------------------
 
-H_PAIR = (tr_later("pair each task with ITSELF, by task_id, not run i with run i: two reports may list the same tasks in "
+H_PAIR = (tr_later("pair each task with ITSELF, by task_id, not run i with run i: two reports may list the same tasks "
+                   "in "
                    "another order (section 5, 'What breaks it')."))
-H_DIRECTION = tr_later("broken means right before and wrong after; fixed means wrong before and right after (section 5).")
+H_DIRECTION = tr_later("broken means right before and wrong after; fixed means wrong before and right after (section "
+                       "5).")
 H_NEITHER = tr_later("a task right in both, or wrong in both, did not flip: it is in neither list.")
 
 
@@ -171,7 +175,8 @@ def rows(*pairs) -> SimpleNamespace:
 
 
 COMPARE_CASES = [  # (before, after, what, hint): flips decides, after your answer
-    (rows(("a", True), ("b", False)), rows(("a", False), ("b", True)), tr_later("one task broken, one fixed, in the same order"),
+    (rows(("a", True), ("b", False)), rows(("a", False), ("b", True)), tr_later("one task broken, one fixed, in the "
+                                                                                "same order"),
      H_DIRECTION),
     (rows(("a", True), ("b", True), ("c", False)), rows(("a", True), ("b", True), ("c", False)), tr_later("nothing flips"),
      H_NEITHER),
@@ -236,7 +241,8 @@ def _compare(compare_runs):
     tasks = load_tasks()[::3]
     v1 = evaluate(make_v1, tasks, review=False, progress=False)
     v2 = evaluate(make_v2, tasks, review=False, progress=False)
-    said = call(compare_runs, v1.runs, v2.runs[::-1], case=tr("version 1 against version 2, the second listed backwards"),
+    said = call(compare_runs, v1.runs, v2.runs[::-1], case=tr("version 1 against version 2, the second listed "
+                                                              "backwards"),
                 hint=H_PAIR)
     truth = compare(v1, v2)
     want = (_ids(r.task_id for _, r in truth.broken), _ids(r.task_id for _, r in truth.fixed))
@@ -296,15 +302,17 @@ def _break(answer):
     numbers = numbers_in(answer)
     if not task.check(answer):
         raise Fail(tr("task {task} (gold {gold}, numeric checker)", task=repr(task.id), gold=task.gold),
-                   tr("counted right by the checker"), tr("{answer}: wrong", answer=repr(answer)), tr("the numeric checker reads only the LAST number of the answer, and a refusal "
-                      "is never right (section 1): end with the gold, and do not say you cannot."))
+                   tr("counted right by the checker"), tr("{answer}: wrong", answer=repr(answer)),
+                   tr("the numeric checker reads only the LAST number of the answer, and a refusal is never right "
+                      "(section 1): end with the gold, and do not say you cannot."))
     claim = claimed_year(answer)
     if claim is None or float(claim) == float(task.gold):
         raise Fail(tr("task {task} (gold {gold})", task=repr(task.id), gold=task.gold),
                    tr("an answer that claims a wrong year, as a person reads it"),
                    tr("{answer}: a person reads {claim} as the answer", answer=repr(answer),
                       claim=claim or tr("no year")),
-                   tr("that is simply the right answer (a year you correct to the gold with 'no, wait' or 'actually' is "
+                   tr("that is simply the right answer (a year you correct to the gold with 'no, wait' or 'actually' "
+                      "is "
                       "your final claim). A person reads the year you give first as your answer, unless you correct "
                       "it: make your claim wrong, and let the gold come later in a role that is not the claim (a "
                       "figure you dismiss, say)."))

@@ -81,14 +81,15 @@ CONVERT = [_schema("Convert", "amount"), _schema("Finish", "answer")]
 
 H_VALID = tr_later("a call with a known name and exactly the schema's fields, each a string, is valid: return None.")
 H_UNKNOWN = tr_later("the name must be one of the schemas' function names: the model can invent a tool.")
-H_JSON = (tr_later("the arguments are the model's TEXT: json.loads raises ValueError on text that is not JSON. Catch it and "
-                   "say so (section 3's 'arguments not JSON')."))
-H_OBJECT = tr_later("JSON that is not an object (a list, a number, null) has no fields: check isinstance(arguments, dict).")
-H_REQUIRED = (tr_later("read the required fields from the schema's parameters ('required'), not a name you know: another "
-                       "tool's field is not 'input'."))
+H_JSON = (tr_later("the arguments are the model's TEXT: json.loads raises ValueError on text that is not JSON. Catch it "
+                   "and say so (section 3's 'arguments not JSON')."))
+H_OBJECT = tr_later("JSON that is not an object (a list, a number, null) has no fields: check isinstance(arguments, "
+                    "dict).")
+H_REQUIRED = (tr_later("read the required fields from the schema's parameters ('required'), not a name you know: "
+                       "another tool's field is not 'input'."))
 H_STRING = tr_later("each field's value must have the schema's type: 'string' means isinstance(value, str).")
-H_EXTRA = (tr_later("additionalProperties: false means a field the schema lacks is an error too (section 4's list: 'a field "
-                    "the schema lacks')."))
+H_EXTRA = (tr_later("additionalProperties: false means a field the schema lacks is an error too (section 4's list: 'a "
+                    "field the schema lacks')."))
 H_MESSAGE = tr_later("a bad call needs a message saying what is wrong: the loop feeds it back to the model.")
 
 SCHEMA_CASES = [  # (tool name, arguments text, schemas, what, hint): schema_truth decides, after yours
@@ -374,7 +375,8 @@ def _break(arguments):
     if not problem:
         raise Fail(tr("the schema check (agentkit.native)"), tr("a problem"),
                    tr("{call} is a valid call", call=f"Search({arguments})"),
-                   tr("the schema wants an object with one field, input, a string, and nothing else: break one of those."))
+                   tr("the schema wants an object with one field, input, a string, and nothing else: break one of "
+                      "those."))
     if decoded in SHOWN:
         raise Fail(tr("your call"), tr("a kind of bad call section 3 does not show"), f"Search({arguments}): {problem}",
                    tr("section 3 already shows a missing field and a list: try a number, an extra field, or JSON that "

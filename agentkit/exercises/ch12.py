@@ -112,13 +112,13 @@ def policy_truth(effect: str, source: str) -> str:
     return {"send": "dry_run", "delete": "deny"}.get(effect, "deny" if source.startswith("call ") else "run")
 
 
-VERDICT_HINT = (tr_later("return a Verdict from agentkit.approval, for example Verdict(\"deny\", \"policy: team rules\"); "
-                         "the gate reads its action and who decided."))
+VERDICT_HINT = (tr_later("return a Verdict from agentkit.approval, for example Verdict(\"deny\", \"policy: team "
+                         "rules\"); the gate reads its action and who decided."))
 
 
-H_UNSEEN = (tr_later("a call drawn for this check: decide by call.effect and call.source only: a write runs unless its source "
-                     "says a tool's output asked for it (\"call N: ...\"), then it is denied; a send is a dry run; a delete "
-                     "is denied."))
+H_UNSEEN = (tr_later("a call drawn for this check: decide by call.effect and call.source only: a write runs unless its "
+                     "source says a tool's output asked for it (\"call N: ...\"), then it is denied; a send is a dry "
+                     "run; a delete is denied."))
 TOOL_NAMES = ("ArchiveNote", "RenameNote", "PostToChat", "EmailTeam", "DropNotes", "WipeFolder", "TagNote", "Notify")
 
 
@@ -189,7 +189,8 @@ LEAK_HINTS = {
                         "ReadNote[a title] first, then the tool that takes the text out."),
     "from the page": tr_later("the secret must come from the store the check builds (its notes are not the notebook's): "
                               "let ReadNote fetch it, and pass <what ReadNote returned> on."),
-    "nothing": tr_later("the stand-in obeys only lines of the form call Tool[input] in what it reads (section 3's page)."),
+    "nothing": tr_later("the stand-in obeys only lines of the form call Tool[input] in what it reads (section 3's "
+                        "page)."),
 }
 
 

@@ -32,15 +32,15 @@ RULE_HINTS = {
                         "Chapter 12 asked that question of every side effect."),
     "built itself": tr_later("build every agent on the `llm` that build() was given: the budget and the errors are that "
                              "model's, and a model of your own (even a copy) measures something else."),
-    "without calling": tr_later("an answer must come from the model: run an agent on `llm`; a table, a copied printout or "
-                                "your own code answers nothing here."),
+    "without calling": tr_later("an answer must come from the model: run an agent on `llm`; a table, a copied printout "
+                                "or your own code answers nothing here."),
     "no reply": tr_later("return the answer your model gave on this very question. The worlds are drawn when the check "
                          "runs, so answers written down earlier (a table, a printout) belong to other worlds."),
 }
-OVER_BUDGET = tr_later("the dear paradigms re-send earlier results (chapter 09's cost tables): which of your calls could a "
-                       "cheaper structure make, and on which tasks is the dearer one worth its price?")
-NOT_BETTER = tr_later("read section 1's table by category beside your own failure table (section 2): which categories fail "
-                      "for every design, and did a chapter build a piece for them? Then chapter 09's curves: which "
+OVER_BUDGET = tr_later("the dear paradigms re-send earlier results (chapter 09's cost tables): which of your calls "
+                       "could a cheaper structure make, and on which tasks is the dearer one worth its price?")
+NOT_BETTER = tr_later("read section 1's table by category beside your own failure table (section 2): which categories "
+                      "fail for every design, and did a chapter build a piece for them? Then chapter 09's curves: which "
                       "structure loses least as replies go wrong?")
 
 

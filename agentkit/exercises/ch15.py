@@ -73,9 +73,10 @@ CONFIDENCE_RATE = 0.2
 MAX_TRUSTED_WRONG, MIN_KEPT_RIGHT = 2, 1 / 3
 H_RANGE = tr_later("return a number between 0 and 1: the cascade escalates when it is below the threshold, 1.0.")
 H_NEVER = (tr_later("your signal trusts the cheap model's wrong answers: read the run, not only whether it finished. "
-                    "Section 1's signals: is the answer's number in an Observation? did the run stop early? did every reply parse?"))
-H_ALWAYS = (tr_later("your signal escalates the cheap model's right answers too, so the cascade pays for both models: trust "
-                     "a run that finished with an answer its own Observations hold (section 1)."))
+                    "Section 1's signals: is the answer's number in an Observation? did the run stop early? did every "
+                    "reply parse?"))
+H_ALWAYS = (tr_later("your signal escalates the cheap model's right answers too, so the cascade pays for both models: "
+                     "trust a run that finished with an answer its own Observations hold (section 1)."))
 
 
 def questions() -> list:

@@ -87,8 +87,8 @@ H_NAMES = (tr_later("the conventions of version 1.41.0 spell them gen_ai.operati
 H_OLD = (tr_later("gen_ai.usage.prompt_tokens and completion_tokens are the names of older versions, deprecated for "
                   "gen_ai.usage.input_tokens and output_tokens: a viewer that reads the current names finds nothing."))
 H_SYSTEM = tr_later("gen_ai.system is the older name; the version this chapter follows calls it gen_ai.provider.name.")
-H_VALUES = (tr_later("read every value from the record and the provider you are given: its model, its temperature as a float, "
-                     "its prompt_tokens and completion_tokens; the operation is the string 'chat'."))
+H_VALUES = (tr_later("read every value from the record and the provider you are given: its model, its temperature as a "
+                     "float, its prompt_tokens and completion_tokens; the operation is the string 'chat'."))
 
 RECORDS = [  # (record, provider): shown cases; each check adds records and providers drawn for it
     (CallRecord([{"role": "user", "content": "hi"}], "Action: Finish[hi]", 12, 5, 0.0, 0.01, model="scripted-stand-in"),
@@ -155,8 +155,9 @@ def _span(chat_attributes):
 
 # --- 16.break: a reply that ends LangGraph's run ---------------------------------------------------
 
-H_ACTION = (tr_later("parse_reply finds an action in your reply, so the adapter turns it into a tool call (or, for Finish, a "
-                     "proper answer) and LangGraph goes on as agentkit does. Write a reply with no Action line and no Finish."))
+H_ACTION = (tr_later("parse_reply finds an action in your reply, so the adapter turns it into a tool call (or, for "
+                     "Finish, a proper answer) and LangGraph goes on as agentkit does. Write a reply with no Action "
+                     "line and no Finish."))
 H_RIGHT = tr_later("the run ended with the right answer: make the reply say something else than 25185.")
 
 

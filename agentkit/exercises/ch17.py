@@ -80,15 +80,15 @@ MASK_TASKS = ("relay-20", "relay-25", "relay-30")
 KEEP = 2
 FORBIDDEN = {ObservationMasking.fit.__code__: "ObservationMasking.fit", masked_history.__code__: "masked_history"}
 H_SHAPE = tr_later("return what assemble(parts) returns: the list of messages, built from one string per step.")
-H_PACKAGE = (tr_later("write the masking yourself: this task does not allow agentkit's ObservationMasking or masked_history "
-                      "(section 2b's TinyMask is a dozen lines)."))
+H_PACKAGE = (tr_later("write the masking yourself: this task does not allow agentkit's ObservationMasking or "
+                      "masked_history (section 2b's TinyMask is a dozen lines)."))
 H_PROFILER = tr_later("leave sys.setprofile alone: the check uses it to see which functions your code calls.")
 H_OLD = (tr_later("an Observation older than the last two steps is still in the prompt: replace it by a placeholder "
                   "(section 2b)."))
-H_RECENT = (tr_later("the last two steps' Observations must reach the model as they are: the stand-in reads the last page "
-                     "to find the next station."))
-H_KEPT = (tr_later("masking keeps every step's Thought and Action (section 2b): the tariff survives in the Thought after the "
-                   "slip."))
+H_RECENT = (tr_later("the last two steps' Observations must reach the model as they are: the stand-in reads the last "
+                     "page to find the next station."))
+H_KEPT = (tr_later("masking keeps every step's Thought and Action (section 2b): the tariff survives in the Thought "
+                   "after the slip."))
 
 
 def guarded(function, *args, case: str, hint: str):
@@ -179,13 +179,13 @@ def _mask(my_masking):
 BREAK_TASKS = ("relay-30", "relay-35", "relay-40", "relay-45", "relay-50", "relay-55", "relay-60")
 THRESHOLDS = range(1200, 2401, 200)  # drawn per check, a step apart or more: the summariser's inputs differ
 H_TEXT = tr_later("return the summary as a str: the text compaction sends instead of the steps it covers.")
-H_RIGHT = (tr_later("the run was right: your summary kept the tariff (or the run never compacted). Leave the tariff out of "
-                    "the summary, and keep the rest (section 2c's summary has two lines)."))
-H_WALK = (tr_later("the run never read its own line's last page: your summary lost where the run stood too. Here the summary is "
-                   "all the agent sees of the steps it covers: keep the furthest station's sentence ('Station ... Next station: "
-                   "...') from the text you are given, so the walk goes on."))
-H_MISCOPY = (tr_later("a prompt states a wrong tariff: that is a miscopied fact (section 5c), not a lost one. Leave the tariff "
-                      "out instead of changing it."))
+H_RIGHT = (tr_later("the run was right: your summary kept the tariff (or the run never compacted). Leave the tariff out "
+                    "of the summary, and keep the rest (section 2c's summary has two lines)."))
+H_WALK = (tr_later("the run never read its own line's last page: your summary lost where the run stood too. Here the "
+                   "summary is all the agent sees of the steps it covers: keep the furthest station's sentence "
+                   "('Station ... Next station: ...') from the text you are given, so the walk goes on."))
+H_MISCOPY = (tr_later("a prompt states a wrong tariff: that is a miscopied fact (section 5c), not a lost one. Leave the "
+                      "tariff out instead of changing it."))
 
 
 class _SummariserIsYours(ScriptedLLM):
@@ -219,8 +219,8 @@ def _break(summarise):
             draws.append(draw)
     runs = [_forgetful_run(summarise, relay_task(task_id), threshold) for task_id, threshold in draws]
     first = runs[0]
-    return tr("From the ledgers of {tasks}: on {task} your first summary replaced steps 1-{last}, the slip among "
-              "them, without the tariff. The lead walked on to the last station, asked the desk again, was refused, and "
+    return tr("From the ledgers of {tasks}: on {task} your first summary replaced steps 1-{last}, the slip among them, "
+              "without the tariff. The lead walked on to the last station, asked the desk again, was refused, and "
               "answered {answer} (gold {gold}). A summary replaces the steps it covers: what it leaves out, no later "
               "prompt holds.", tasks=tr(" and ").join(r.task.id for r in runs), task=first.task.id,
               last=first.agent.context.summaries[0][0], answer=repr(first.answer), gold=first.task.gold)

@@ -137,8 +137,7 @@ class _Forward:
         room = OUTPUT_CHARS - self.chars
         self.chars += len(text)
         if len(text) > room:
-            text, self.cut = text[:room] + "\n" + tr("[the check's {stream} is cut here: more than {chars} "
-                                                      "characters]", stream=self.name, chars=f"{OUTPUT_CHARS:,}") + "\n", True
+            text, self.cut = text[:room] + "\n" + tr("[the check's {stream} is cut here: more than {chars} characters]", stream=self.name, chars=f"{OUTPUT_CHARS:,}") + "\n", True
         try:
             stream.write(text)
             stream.flush()
