@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..i18n import tr
+from ..i18n import Later, tr
 from .boundary import (  # noqa: F401 - chapters import these from here (and from the package)
     FIELD_CHARS, YOUR_ANSWER, Fail, Forbidden, NotDone, NotPlain, _Now, _raised, call, cases, learner_code, note, plain, reference,
 )
@@ -206,11 +206,15 @@ def head_of(ex: Exercise) -> str:
 
 
 def _wrong(id: str, head: str, f: Fail) -> Verdict:
-    """A wrong verdict. The case, what was expected and the hint are the check's words, translated here when the
-    catalogue has them (a text from tr_later always); what the learner's code did is shown as it is."""
+    """A wrong verdict. The check's own words come translated (tr() where they were written), or as tr_later()'s texts,
+    translated here; a hint may also be a registered text (a prediction's pointer), looked up here. The case and
+    what was expected may hold the learner's data, and what the learner's code did is shown as it is."""
+    def later(text):
+        return tr(text) if isinstance(text, Later) else text
+
     return Verdict(id, "wrong", "\n".join([
-        tr("{head}: not yet.", head=head), tr("  case:     {case}", case=_cut(tr(f.case))),
-        tr("  expected: {expected}", expected=_cut(tr(f.expected))), tr("  yours:    {got}", got=_cut(f.got)),
+        tr("{head}: not yet.", head=head), tr("  case:     {case}", case=_cut(later(f.case))),
+        tr("  expected: {expected}", expected=_cut(later(f.expected))), tr("  yours:    {got}", got=_cut(f.got)),
         tr("  hint:     {hint}", hint=_cut(tr(f.hint)))]))
 
 
