@@ -392,3 +392,14 @@ def test_a_wrong_prediction_keeps_its_numbers_hidden_in_chinese_too():
         exercises.REGISTRY.tries.pop("03.predict", None)
     assert "wanderer, fuse on, max_steps=8 (2, 1)：LLM 调用偏低，工具调用偏低；stuck, fuse off, max_steps=8, fallback：正确" in verdict.text  # row keys stay English
     assert "先不显示，等你要求，或再答错 2 次后显示" in verdict.text and "(8, 8)" not in verdict.text
+
+
+def test_a_wrong_verdict_translates_the_checks_words_never_the_learners_data(chinese):
+    """A case or an expectation can hold a learner's text or a prediction's row ("none" is a defence of chapter 18):
+    only a tr_later() text among them is translated; the hint, the check's own, is."""
+    from agentkit.exercises.core import Fail, _wrong
+    from agentkit.i18n import tr_later
+
+    said = _wrong("x.y", "x.y head", Fail("none", "break", "none", "define it with def.")).text.splitlines()
+    assert said == ["x.y head：还不对。", "  用例：none", "  应为：break", "  你的：none", "  提示：用 def 定义它。"]
+    assert "  用例：你的答案" in _wrong("x.y", "h", Fail(tr_later("your answer"), "", "", "")).text
