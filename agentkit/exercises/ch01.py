@@ -255,7 +255,7 @@ def _guard(power_allowed):
         tools.run("Calculate", text)
     crashed = [c for c in tools.log if "Fail" in c.output]  # the guard raised inside the tool: the registry caught it
     if crashed:
-        raise Fail(f"the calculator with your guard, {crashed[0].argument}", tr("an answer or a refusal"),
+        raise Fail(tr("the calculator with your guard, {expression}", expression=crashed[0].argument), tr("an answer or a refusal"),
                    crashed[0].output, COMPUTE_HINT)
     if not is_error(tools.log[0].output) or tools.log[1].output != "1024":
         raise Fail(tr("the calculator with your guard"), tr("9**9**9 refused, 2**10 = 1024"),
