@@ -3,6 +3,10 @@
     set_language("zh-CN")      # or AGENTKIT_LANG=zh-CN; a kernel started in notebooks/zh-CN/ picks zh-CN itself
     tr("Run")                  # "运行" in zh-CN, "Run" in English
     tr("{n} calls", n=3)       # a template: looked up as written, then filled in, in either language
+    HINT = tr_later("...")     # English now (a str), translated by tr() where it is shown: for module-level text
+
+A string the course shows is either the literal first argument of tr() or tr_later() (where it is shown, or where a
+module defines it), or the text of a registered exercise or question (agentkit.exercises, translated when shown).
 
 A catalogue (data/strings_zh-CN.json) maps each English string, exactly as the code writes it, to its
 translation. A string the catalogue lacks stays English, so a changed English string is never shown with a stale
@@ -56,9 +60,29 @@ def catalogue(lang: str) -> dict[str, str]:
     return json.loads(read_text(f"strings_{lang}.json"))
 
 
-def tr(text: str, **fields) -> str:
-    """`text` in the current language (English where the catalogue has no entry), with `fields` filled in."""
+class Later(str):
+    """English text, as a str, that remembers its template and fields so that tr() can translate it when shown."""
+
+    template: str
+    fields: dict
+
+
+def tr_later(template: str, /, **fields) -> Later:
+    """`template` filled in English now; tr() of it, where it is shown, gives it in the language of that moment."""
+    text = Later(template.format(**fields) if fields else template)
+    text.template, text.fields = template, fields
+    return text
+
+
+def tr(text: str, /, **fields) -> str:
+    """`text` in the current language (English where the catalogue has no entry), with `fields` filled in. A text
+    made by tr_later() is looked up by its template; anything else by itself, so an English text given twice (or a
+    learner's own words) comes back as it is."""
+    if isinstance(text, Later):
+        text, fields = text.template, {**text.fields, **fields}
+    elif not isinstance(text, str):  # a value shown where text usually is: as it is
+        return str(text)
     lang = language()
     if lang != "en":
         text = catalogue(lang).get(text, text)
-    return text.format(**fields) if fields else text
+    return text.format(**fields) if fields else str(text)

@@ -40,11 +40,12 @@ import types
 from pathlib import Path
 from typing import Optional
 
+from ..i18n import language, tr
 from . import boundary, forked
 from .core import (  # noqa: F401 - the package's surface: chapters and tests import these from here
     CHAPTERS, FIELD_CHARS, NOT_DONE, PROGRESS_FILE, REGISTRY, REVEAL_AFTER, SHOWN, TIME_LIMIT_S, Exercise, Fail,
     Forbidden, NotDone, NotPlain, Question, Report, Verdict, _Now, _cut, _find, _load, _raised, _wrong, call, cases, copied_from, exercise, words,
-    is_stub, learner_code, note, plain, question, reference, shown,
+    YOUR_ANSWER, head_of, is_stub, learner_code, note, plain, question, reference, shown,
 )
 from .deadline import TimeUp
 from .predictions import Prediction, judge, prediction  # noqa: F401
@@ -59,14 +60,14 @@ def check(id: str, answer, *, reveal: bool = False, seed: Optional[int] = None) 
 
     reveal=True: for a prediction, show the true numbers and why. seed: draw the same unseen cases again."""
     if _Now.running:  # the learner's code called check(): the running check keeps its clock and its state
-        note(f"your code called check({shown(id, 40)}) while this check was running: refused")
-        return Verdict(str(id), "refused", f"{shown(id, 40)}: refused. check() was called from inside the code "
-                                           "that a running check runs; a check runs one answer at a time.")
+        note(tr("your code called check({id}) while this check was running: refused", id=shown(id, 40)))
+        return Verdict(str(id), "refused", tr("{id}: refused. check() was called from inside the code that a running "
+                                              "check runs; a check runs one answer at a time.", id=shown(id, 40)))
     ex = _find("exercise", id)
     if isinstance(ex, Verdict):
         return ex
     if not reveal and _untouched(answer):  # the exercise cell as shipped: nothing to run, nowhere
-        verdict = Verdict(ex.id, NOT_DONE, f"{ex.id} {ex.title}: {NOT_DONE}. {ex.task}", "in-process")
+        verdict = Verdict(ex.id, NOT_DONE, not_done(ex), "in-process")
         record(id, verdict.status)
         return verdict
     limit = ex.time_limit or TIME_LIMIT_S
@@ -88,6 +89,11 @@ def check(id: str, answer, *, reveal: bool = False, seed: Optional[int] = None) 
         verdict = _matches_what_was_shown(ex, verdict)
     record(id, verdict.status)
     return verdict
+
+
+def not_done(ex: Exercise) -> str:
+    """What an exercise not done yet says: its id, title and task."""
+    return tr("{head}: not done yet. {task}", head=head_of(ex), task=tr(ex.task))
 
 
 def _untouched(answer) -> bool:
@@ -132,9 +138,12 @@ def _warm_package() -> None:
     if _WARMED:
         return
     _WARMED.append(True)
-    from .. import tokens
+    from .. import i18n, tokens
     from ..scripts import course_script
     from ..tasks import load_tasks
+
+    if language() != "en":
+        i18n.catalogue(language())  # read once here: every forked check finds it
 
     course_script()  # imports every chapter's rules of the stand-in
     tokens.count_tokens("warm")  # the tokenizer's tables
@@ -157,21 +166,21 @@ def _warm(ex: Exercise) -> None:
 
 def _run(ex: Exercise, answer, reveal: bool, seed: int, limit: float, then=None) -> dict:
     """The check itself, in whichever process runs it: {"status", "text", "shown", "notes"}; then() after it."""
-    head = f"{ex.id} {ex.title}"
-    _Now.cases, _Now.case, _Now.budget, _Now.inside = random.Random(seed), "your answer", limit, False
+    head = head_of(ex)
+    _Now.cases, _Now.case, _Now.budget, _Now.inside = random.Random(seed), YOUR_ANSWER, limit, False
     _Now.running, _Now.notes, _Now.tripped, _Now.objects = True, [], [], ex.objects
     try:
         _Now.forbid = ex.forbidden()
         verdict = _judge(ex, head, answer, reveal)
     except TimeUp:
-        verdict = _wrong(ex.id, head, Fail(_Now.case, f"your code done within {limit:g} s, over all the cases",
-                                           f"still running after {limit:g} s: the check stopped it",
+        verdict = _wrong(ex.id, head, Fail(_Now.case, within(limit),
+                                           tr("still running after {limit} s: the check stopped it", limit=f"{limit:g}"),
                                            _late_hint(_Now.notes)))
     except KeyboardInterrupt:
         raise  # Stop in Jupyter stops the cell, as everywhere else
     except BaseException as e:  # noqa: BLE001 - exit() or anything else outside call(): a check never raises
-        verdict = _wrong(ex.id, head, Fail(_Now.case, "an answer", _raised(e),
-                                           "a check runs your answer inside this kernel: return a value, never exit."))
+        verdict = _wrong(ex.id, head, Fail(_Now.case, tr("an answer"), _raised(e),
+                                           tr("a check runs your answer inside this kernel: return a value, never exit.")))
     finally:
         _Now.running, _Now.forbid, _Now.objects = False, (), True
         if then is not None:
@@ -180,51 +189,57 @@ def _run(ex: Exercise, answer, reveal: bool, seed: int, limit: float, then=None)
             "notes": list(_Now.notes)}
 
 
+def within(limit: float) -> str:
+    return tr("your code done within {limit} s, over all the cases", limit=f"{limit:g}")
+
+
 def _late_hint(notes: list) -> str:
     if any("signal" in n or "settrace" in n for n in notes):
-        return ("your code tried to switch off the check's clock (the notes below say how); the check's clock "
-                "still ran. Look for a loop that never ends, or a tool that waits without a timeout.")
-    return ("look for a loop that never ends (a condition that never changes) or a sleep; the worked solution needs "
-            "a small part of this time.")
+        return tr("your code tried to switch off the check's clock (the notes below say how); the check's clock "
+                  "still ran. Look for a loop that never ends, or a tool that waits without a timeout.")
+    return tr("look for a loop that never ends (a condition that never changes) or a sleep; the worked solution "
+              "needs a small part of this time.")
 
 
 def _with_notes(text: str, notes: list) -> str:
-    return text + "".join(f"\n  note:     {_cut(n, FIELD_CHARS // 2)}" for n in notes[:3])
+    return text + "".join("\n" + tr("  note:     {note}", note=_cut(n, FIELD_CHARS // 2)) for n in notes[:3])
 
 
 def _from_child(ex: Exercise, outcome, limit: float) -> dict:
     """The verdict the child sent, or the one the kernel writes when the child was ended or died without one."""
-    head = f"{ex.id} {ex.title}"
+    head = head_of(ex)
     if outcome.result is not None and not outcome.ended:
         return dict(outcome.result)  # processes left in the child's group were ended; the check's own may be among them
     if outcome.ended == "learner":
-        fail = Fail(outcome.case or "your answer", f"your code done within {limit:g} s, over all the cases",
-                    f"still running after {limit:g} s: the check ended the process it ran in",
+        fail = Fail(outcome.case or YOUR_ANSWER, within(limit),
+                    tr("still running after {limit} s: the check ended the process it ran in", limit=f"{limit:g}"),
                     _late_hint(outcome.notes) if outcome.notes else
-                    "the check's own clock inside your code did not stop it, so something in your code switched it "
-                    "off or blocked it (signal.alarm, signal.setitimer, SIGALRM ignored or masked, a C call that "
-                    "never returns). " + _late_hint([]))
+                    tr("the check's own clock inside your code did not stop it, so something in your code switched "
+                       "it off or blocked it (signal.alarm, signal.setitimer, SIGALRM ignored or masked, a C call "
+                       "that never returns). {more}", more=_late_hint([])))
     elif outcome.ended == "own":
-        fail = Fail(outcome.case or "your answer", f"the check done within {limit + forked.OWN_TIME_S:g} s",
-                    f"the check was still running after {limit + forked.OWN_TIME_S:g} s: the kernel ended it",
-                    "the check's own code with your answer took too long: an object of yours whose methods never "
-                    "return, or a machine far slower than expected. Return plain values.")
+        whole = f"{limit + forked.OWN_TIME_S:g}"
+        fail = Fail(outcome.case or YOUR_ANSWER, tr("the check done within {limit} s", limit=whole),
+                    tr("the check was still running after {limit} s: the kernel ended it", limit=whole),
+                    tr("the check's own code with your answer took too long: an object of yours whose methods never "
+                       "return, or a machine far slower than expected. Return plain values."))
     else:
-        how = outcome.crash or outcome.death or "no verdict"
-        fail = Fail(outcome.case or "your answer", "a verdict from the check",
-                    f"the check's process ended without one ({how})",
-                    "your code ended the process the check runs in (os._exit, os.kill, a crash in C code): return a "
-                    "value instead.")
+        how = outcome.crash or outcome.death or tr("no verdict")
+        fail = Fail(outcome.case or YOUR_ANSWER, tr("a verdict from the check"),
+                    tr("the check's process ended without one ({how})", how=how),
+                    tr("your code ended the process the check runs in (os._exit, os.kill, a crash in C code): return "
+                       "a value instead."))
     verdict = _wrong(ex.id, head, fail)
     return {"status": verdict.status, "text": _with_notes(verdict.text, outcome.notes), "shown": False}
 
 
 def _matches_what_was_shown(ex: Exercise, verdict: Verdict) -> Verdict:
-    head = f"{ex.id} {ex.title}"
-    rest = verdict.text.split(f"{head}: correct.", 1)[-1]
-    return Verdict(ex.id, SHOWN, f"{head}: matches the answer shown. The answer was shown before this check "
-                                 "(reveal=True, three wrong tries, or show_solution), so progress keeps it as shown, "
-                                 f"not solved.{rest}", verdict.path)
+    head = head_of(ex)
+    said = tr("{head}: correct. {message}", head=head, message="")
+    message = verdict.text[len(said):] if verdict.text.startswith(said) else verdict.text
+    return Verdict(ex.id, SHOWN, tr("{head}: matches the answer shown. The answer was shown before this check "
+                                    "(reveal=True, three wrong tries, or show_solution), so progress keeps it as "
+                                    "shown, not solved. {message}", head=head, message=message), verdict.path)
 
 
 def _judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
@@ -236,19 +251,21 @@ def _judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
             return judge(ex, head, answer, reveal)
         if is_stub(answer):
             raise NotDone()
-        return Verdict(ex.id, "correct", f"{head}: correct. {ex.checker(answer)}")
+        said = ex.checker(answer)
+        return Verdict(ex.id, "correct", tr("{head}: correct. {message}", head=head, message=tr(said)))
     except NotDone:
-        return Verdict(ex.id, NOT_DONE, f"{head}: {NOT_DONE}. {ex.task}")
+        return Verdict(ex.id, NOT_DONE, not_done(ex))
     except Fail as f:
         return _wrong(ex.id, head, f)
     except NotPlain as e:
-        return _wrong(ex.id, head, Fail("your answer", "plain values", str(e), "write the answer with numbers, "
-                                        "strings, lists, tuples and dicts, as the exercise cell's stub does."))
+        return _wrong(ex.id, head, Fail(YOUR_ANSWER, tr("plain values"), str(e), tr(
+            "write the answer with numbers, strings, lists, tuples and dicts, as the exercise cell's stub does.")))
     except Exception as e:  # noqa: BLE001 - an answer of a shape no checker foresaw is wrong, never a crash
-        return _wrong(ex.id, head, Fail(_Now.case, "the shape the exercise cell shows",
-                                        f"{shown(answer, 100)}, which the check could not read ({_raised(e)})",
-                                        "keep the shape of the exercise cell's stub: the same keys, and a pair "
-                                        "where it asks for a pair."))
+        return _wrong(ex.id, head, Fail(_Now.case, tr("the shape the exercise cell shows"),
+                                        tr("{answer}, which the check could not read ({error})",
+                                           answer=shown(answer, 100), error=_raised(e)),
+                                        tr("keep the shape of the exercise cell's stub: the same keys, and a pair "
+                                           "where it asks for a pair.")))
 
 
 def show_solution(id: str) -> Report:
@@ -256,8 +273,8 @@ def show_solution(id: str) -> Report:
     from .worked import solution_text
 
     if _Now.running:
-        note(f"your code called show_solution({shown(id, 40)}) while a check was running: refused")
-        return Report("show_solution() is refused inside a running check.")
+        note(tr("your code called show_solution({id}) while a check was running: refused", id=shown(id, 40)))
+        return Report(tr("show_solution() is refused inside a running check."))
     found = _find("question", id) if ".q" in str(id) else _find("exercise", id)
     if isinstance(found, Verdict):
         return Report(found.text)

@@ -21,11 +21,13 @@ import types
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..i18n import tr, tr_later
 from .deadline import TimeUp, _off, time_limit
 
 FIELD_CHARS = 600  # each line of feedback: an exception's message or a returned value can be any length
 MAX_ITEMS = 1_000_000  # an iterator the learner returns is read this far, and no further
 MAX_DEPTH = 40
+YOUR_ANSWER = tr_later("your answer")  # the case a check is on until it names one
 
 
 class Fail(Exception):
@@ -51,7 +53,7 @@ class Forbidden(BaseException):
 class _Now:
     """The check that is running: its random cases, the case the learner's code is on, its time left, what it noted."""
     cases = random.Random(0)
-    case = "your answer"
+    case = YOUR_ANSWER
     budget = 10.0
     inside = False
     running = False  # a check is running in this process: check() called from the learner's code is refused
@@ -182,20 +184,21 @@ def _raised(e: BaseException) -> str:
     try:
         message = str(e)
     except Exception:  # noqa: BLE001
-        message = "<a message that cannot be shown>"
+        message = tr("<a message that cannot be shown>")
     frames = traceback.extract_tb(e.__traceback__)
     own = [f for f in frames if not f.filename.startswith(str(Path(__file__).resolve().parent.parent))
            and not f.filename.startswith("<the check's tripwire")]
     line = (own or frames or [None])[-1]
-    where = "" if line is None else f" (line {line.lineno}" + (f": {line.line.strip()}" if line.line else "") + ")"
+    where = ("" if line is None else tr(" (line {line}: {code})", line=line.lineno, code=line.line.strip())
+             if line.line else tr(" (line {line})", line=line.lineno))
     return f"{type(e).__name__}: {message[:FIELD_CHARS // 2]}{where}"
 
 
 def forbidden(case: str, name: str) -> Fail:
-    return Fail(case, "code of your own: the task does not allow calling the package's version of what you build",
-                f"your code called {name}",
-                "build it from the pieces the chapter shows; the check refuses a call to the function it compares "
-                "your answer with.")
+    return Fail(case, tr("code of your own: the task does not allow calling the package's version of what you build"),
+                tr("your code called {name}", name=name),
+                tr("build it from the pieces the chapter shows; the check refuses a call to the function it compares "
+                   "your answer with."))
 
 
 def call(function, *args, case: str, hint: str):
@@ -209,16 +212,16 @@ def call(function, *args, case: str, hint: str):
         except Forbidden as e:
             raise forbidden(case, e.name) from None
         except NotPlain as e:
-            raise Fail(case, "plain values", f"{e}", "return numbers, strings, lists, tuples or dicts: the check "
-                       "compares only those.") from None
+            raise Fail(case, tr("plain values"), f"{e}", tr("return numbers, strings, lists, tuples or dicts: the "
+                                                            "check compares only those.")) from None
         except NotImplementedError as e:
             raise NotDone(str(e)) from None
         except SystemExit as e:
-            raise Fail(case, "an answer", f"your code called exit() ({_raised(e)})",
-                       "a check runs your function inside this kernel: return a value, never exit.") from None
+            raise Fail(case, tr("an answer"), tr("your code called exit() ({error})", error=_raised(e)),
+                       tr("a check runs your function inside this kernel: return a value, never exit.")) from None
         except BaseException as e:  # noqa: BLE001 - the learner's code may raise anything; say what and where
-            raise Fail(case, "no exception", _raised(e),
-                       hint or "your code raised on this case: fix it, then check again.") from None
+            raise Fail(case, tr("no exception"), _raised(e),
+                       hint or tr("your code raised on this case: fix it, then check again.")) from None
     if _Now.tripped:  # a tripwire whose exception the learner's code caught
         raise forbidden(case, _Now.tripped[0])
     return result
@@ -242,7 +245,7 @@ def plain(value, depth: int = 0):
     if kind in _ATOMS:
         return value
     if depth > MAX_DEPTH:
-        raise NotPlain(f"a value nested more than {MAX_DEPTH} levels deep")
+        raise NotPlain(tr("a value nested more than {depth} levels deep", depth=MAX_DEPTH))
     if issubclass(kind, dict):  # issubclass of type(value): a class cannot lie about its type, only its __class__
         return {plain(k, depth + 1): plain(v, depth + 1) for k, v in dict.items(value)}
     for base, make in _CONTAINERS:
@@ -256,7 +259,7 @@ def plain(value, depth: int = 0):
         for item in value:
             items.append(plain(item, depth + 1))
             if len(items) > MAX_ITEMS:
-                raise NotPlain(f"an iterator of more than {MAX_ITEMS:,} items")
+                raise NotPlain(tr("an iterator of more than {items} items", items=f"{MAX_ITEMS:,}"))
         return items
     if isinstance(value, numbers.Integral):  # numpy's integers, say: their own conversion, under the caller's clock
         return int(value)
@@ -264,5 +267,5 @@ def plain(value, depth: int = 0):
         return float(value)
     if _Now.objects or str(getattr(kind, "__module__", "")).split(".")[0] in ("builtins", "agentkit"):
         return value  # a function, an object of the package's (a Runtime), or one the exercise asks for
-    raise NotPlain(f"an object of {kind.__qualname__} (from {kind.__module__}): return plain values (numbers, "
-                   "strings, lists, tuples, dicts)")
+    raise NotPlain(tr("an object of {kind} (from {module}): return plain values (numbers, strings, lists, tuples, "
+                      "dicts)", kind=kind.__qualname__, module=kind.__module__))

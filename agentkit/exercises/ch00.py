@@ -5,6 +5,7 @@ import copy
 import re
 
 from .. import tokens
+from ..i18n import tr, tr_later
 from ..llm import Rule, ScriptedLLM, ledger_totals
 from ..modes import get_llm
 from . import Fail, NotDone, call, cases, exercise, question, reference
@@ -40,24 +41,26 @@ def chat_bill(turns: int = PREDICT_TURNS) -> dict:
 def _predict_hint(key: str, guess: int, truth: dict, first: int, step: int) -> str:
     if key == PREDICT_KEYS[0]:
         if guess in (PREDICT_TURNS, PREDICT_TURNS + 1):
-            return ("each turn leaves two messages in the history, the user's and the reply it got, and every "
-                    "call re-sends all of them: the system message, the user messages, and the replies before.")
+            return tr("each turn leaves two messages in the history, the user's and the reply it got, and every "
+                      "call re-sends all of them: the system message, the user messages, and the replies before.")
         if guess in (1, 2):
-            return "the model is stateless: a call that sent only the new turn would leave it knowing nothing (section 1)."
-        return "count what the loop appends: one user message and one reply per turn, after one system message."
+            return tr("the model is stateless: a call that sent only the new turn would leave it knowing nothing "
+                      "(section 1).")
+        return tr("count what the loop appends: one user message and one reply per turn, after one system message.")
     if key == PREDICT_KEYS[1]:
         if guess == first:
-            return ("you assumed each call costs what the first one did: every call re-sends the whole history, "
-                    f"so section 3's list grows by {step} tokens a call.")
-        return f"section 3 prints the first calls: {first}, {first + step}, {first + 2 * step}, ... Extend the line."
+            return tr("you assumed each call costs what the first one did: every call re-sends the whole history, "
+                      "so section 3's list grows by {step} tokens a call.", step=step)
+        return tr("section 3 prints the first calls: {first}, {second}, {third}, ... Extend the line.", first=first,
+                  second=first + step, third=first + 2 * step)
     if guess == PREDICT_TURNS * first:
-        return "that is twelve first calls: the calls are not alike, each re-sends more than the one before."
+        return tr("that is twelve first calls: the calls are not alike, each re-sends more than the one before.")
     if guess == PREDICT_TURNS * truth[PREDICT_KEYS[1]]:
-        return "that is twelve last calls: only the last call is that long; add up a growing series."
+        return tr("that is twelve last calls: only the last call is that long; add up a growing series.")
     if guess == truth[PREDICT_KEYS[1]]:
-        return "that is the last call alone: the bill is every call's prompt, added up."
-    return ("add up the growing series: the first call's tokens plus the last call's, times half the number of "
-            "calls (the calls grow by the same step, section 3).")
+        return tr("that is the last call alone: the bill is every call's prompt, added up.")
+    return tr("add up the growing series: the first call's tokens plus the last call's, times half the number of "
+              "calls (the calls grow by the same step, section 3).")
 
 
 def _first_and_step() -> tuple:
@@ -73,16 +76,17 @@ def _hint(key: str, guess: tuple, actual: tuple, prediction: dict) -> str:
 def _done(truth: dict) -> str:
     first, step = _first_and_step()
     total = truth[PREDICT_KEYS[2]][0]
-    return (f"Each call re-sends everything before it, so each prompt is {step} tokens longer than the last and the "
-            f"bill grows with the square of the length: {PREDICT_TURNS} turns cost {total} prompt tokens, where "
-            f"{PREDICT_TURNS} calls of {first} tokens would cost {PREDICT_TURNS * first}.")
+    return tr("Each call re-sends everything before it, so each prompt is {step} tokens longer than the last and the "
+              "bill grows with the square of the length: {turns} turns cost {total} prompt tokens, where {turns} "
+              "calls of {first} tokens would cost {flat}.", step=step, turns=PREDICT_TURNS, total=total, first=first,
+              flat=PREDICT_TURNS * first)
 
 
 prediction("00.predict", "The note taker's bill",
            "Set `prediction` to the three numbers for a twelve-turn chat, before running anything.",
            Prediction(truth=chat_bill, labels=("",), hint=_hint, done=_done, source="the ledger",
                       tolerance=lambda row, label, actual: TOKEN_TOLERANCE * actual if "tokens" in row else 0,
-                      case=lambda row: f"{row}, {PREDICT_TURNS} turns",
+                      case=lambda row: tr("{row}, {turns} turns", row=row, turns=PREDICT_TURNS),
                       pointer="count what the loop appends per turn, then extend section 3's list of prompt sizes.",
                       why={PREDICT_KEYS[0]: "one system message, then two per turn (the user's and the reply), and "
                                             "the last call is sent before its own reply",
@@ -96,11 +100,11 @@ prediction("00.predict", "The note taker's bill",
 
 BILL_CHATS = [  # (system message or None, the user's turns, what the case is)
     ("You answer in one short sentence.", ["Hello!", "What is a token?", "And a prompt?"],
-     "a three-turn chat with a system message"),
-    (None, ["Hi, my name is Grace. What is my name?"], "a single call, no system message"),
+     tr_later("a three-turn chat with a system message")),
+    (None, ["Hi, my name is Grace. What is my name?"], tr_later("a single call, no system message")),
     ("You are a note taker.", [f"Fact {n}: the meeting moved to room {n}0{n}." for n in range(1, 6)],
-     "a five-turn chat"),
-    ("Réponds en une phrase.", ["史蒂夫·乔布斯出生于哪一年？", "🍎🍎🍎 ?"], "a chat in other scripts"),
+     tr_later("a five-turn chat")),
+    ("Réponds en une phrase.", ["史蒂夫·乔布斯出生于哪一年？", "🍎🍎🍎 ?"], tr_later("a chat in other scripts")),
 ]
 
 
@@ -115,7 +119,9 @@ def unseen_chat():
     system = rng.choice(SYSTEMS + (None,))
     turns = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12))) + rng.choice(".?!")
              for _ in range(rng.randint(1, 6))]
-    return system, turns, f"a chat drawn for this check ({len(turns)} turns, {'a' if system else 'no'} system message)"
+    what = (tr("a chat drawn for this check ({turns} turns, a system message)", turns=len(turns)) if system else
+            tr("a chat drawn for this check ({turns} turns, no system message)", turns=len(turns)))
+    return system, turns, what
 
 
 def _reply(prompt: str) -> str:
@@ -147,23 +153,23 @@ def _calls_of(history):
 def _known_mistakes(history) -> dict:
     """{a wrong total: the hint it earns}, for the mistakes learners make."""
     prompts = _calls_of(history)
-    stateless = ("the model is stateless: every call re-sent all the messages before it, so the early messages "
-                 "are paid again with every call (section 3's list grows call by call).")
+    stateless = tr("the model is stateless: every call re-sent all the messages before it, so the early messages "
+                   "are paid again with every call (section 3's list grows call by call).")
     return {
         tokens.count_messages(history): stateless,
         tokens.count_messages(history[:-1]): stateless,
         tokens.count_messages(prompts[-1] if prompts else []): stateless,
         sum(tokens.count_messages([m]) for m in history): stateless,
         sum(tokens.count_tokens(m["content"]) for p in prompts for m in p):
-            "a chat request costs more than its text: each message adds 3 wrapper tokens and its role, and "
-            "3 more prime the reply (section 4's 'as a chat request' line); tokens.count_messages does all that.",
+            tr("a chat request costs more than its text: each message adds 3 wrapper tokens and its role, and "
+               "3 more prime the reply (section 4's 'as a chat request' line); tokens.count_messages does all that."),
         sum(tokens.count_messages(history[: i + 1]) for i, m in enumerate(history) if m["role"] == "assistant"):
-            "a call sends what came before its reply: the reply itself is billed as completion tokens, and is "
-            "re-sent only from the next call on.",
+            tr("a call sends what came before its reply: the reply itself is billed as completion tokens, and is "
+               "re-sent only from the next call on."),
         sum(tokens.count_messages(p[-1:]) for p in prompts): stateless,
         sum(tokens.count_messages(history[:i]) for i in range(1, len(history) + 1)):
-            f"one call per user turn, not one per message: this chat made {len(prompts)} calls, each sending "
-            "everything before the reply it got back.",
+            tr("one call per user turn, not one per message: this chat made {calls} calls, each sending "
+               "everything before the reply it got back.", calls=len(prompts)),
     }
 
 
@@ -176,27 +182,30 @@ DRAWN_CHATS = 2
           forbid=("agentkit.llm:ledger_totals",), objects=False)
 def _bill(resent_tokens):
     if not callable(resent_tokens):
-        raise Fail("your answer", "a function resent_tokens(history) -> int", repr(resent_tokens), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function resent_tokens(history) -> int"), repr(resent_tokens),
+                   tr("define it with def."))
     bills = []
-    chats = [*BILL_CHATS, ("You are a note taker.", [], "a chat that never called the model"),
+    chats = [*BILL_CHATS, ("You are a note taker.", [], tr_later("a chat that never called the model")),
              *(unseen_chat() for _ in range(DRAWN_CHATS))]
     for system, turns, what in chats:
         history = run_chat(system, turns)[0]  # the chat's messages only: its ledger is read after your answer
         said = call(resent_tokens, copy.deepcopy(history), case=what, hint="")
         truth, calls = ledger_bill(system, turns)
         if isinstance(said, bool) or not isinstance(said, (int, float)):
-            raise Fail(what, "a number of tokens", repr(said), "return the total as an int.")
+            raise Fail(what, tr("a number of tokens"), repr(said), tr("return the total as an int."))
         if said != truth:
-            hint = _known_mistakes(history).get(said, "sum tokens.count_messages(...) over the prompts the loop sent: "
-                                                      "every prefix of the history that ends just before a reply.")
-            raise Fail(f"{what} ({calls} calls)", f"{truth} prompt tokens (the ledger)",
-                       f"{said} (off by {said - truth:+})", hint)
+            hint = _known_mistakes(history).get(said, tr("sum tokens.count_messages(...) over the prompts the loop "
+                                                         "sent: every prefix of the history that ends just before a "
+                                                         "reply."))
+            raise Fail(tr("{what} ({calls} calls)", what=tr(what), calls=calls),
+                       tr("{truth} prompt tokens (the ledger)", truth=truth),
+                       tr("{said} (off by {off})", said=said, off=f"{said - truth:+}"), hint)
         bills.append((what, calls, truth, tokens.count_messages(history)))
     _, calls, truth, once = bills[2]
-    return (f"Your count matches the ledger on all {len(bills)} chats: {len(bills) - DRAWN_CHATS} of set shapes "
-            f"(one of them never called the model) and {DRAWN_CHATS} drawn for this check. The five-turn one made "
-            f"{calls} calls that sent {truth} prompt tokens, where its final history counted once is {once}: "
-            "re-sending is what the bill is made of.")
+    return tr("Your count matches the ledger on all {chats} chats: {set} of set shapes (one of them never called the "
+              "model) and {drawn} drawn for this check. The five-turn one made {calls} calls that sent {truth} prompt "
+              "tokens, where its final history counted once is {once}: re-sending is what the bill is made of.",
+              chats=len(bills), set=len(bills) - DRAWN_CHATS, drawn=DRAWN_CHATS, calls=calls, truth=truth, once=once)
 
 
 # --- 00.break: a prompt that tells the name and still gets "I don't know" --------------------------
@@ -206,31 +215,34 @@ def _bill(resent_tokens):
           "Set `attempt` to a name and a prompt that tells that name and asks for it, which the stand-in still misses.", objects=False)
 def _break(attempt):
     if not isinstance(attempt, dict):
-        raise Fail("your answer", 'a dict {"name": ..., "prompt": ...}', type(attempt).__name__,
-                   "copy the dict from the exercise cell.")
+        raise Fail(tr("your answer"), tr('a dict {"name": ..., "prompt": ...}'), type(attempt).__name__,
+                   tr("copy the dict from the exercise cell."))
     name, prompt = attempt.get("name"), attempt.get("prompt")
     if name is None or name is Ellipsis or prompt is None or prompt is Ellipsis:
         raise NotDone()
     if not isinstance(name, str) or not isinstance(prompt, str) or not name.strip():
-        raise Fail("your answer", "a name and a prompt, both strings", f"{name!r}, {prompt!r}", "write both as text.")
+        raise Fail(tr("your answer"), tr("a name and a prompt, both strings"), f"{name!r}, {prompt!r}",
+                   tr("write both as text."))
     if not re.search(r"\b" + re.escape(name.strip()) + r"\b", prompt, re.IGNORECASE):
-        raise Fail("the prompt", f"a prompt that tells the name {name.strip()!r}", repr(prompt[:120]),
-                   "the stand-in can only miss a name the prompt gives: put the name in it, in your own words.")
+        raise Fail(tr("the prompt"), tr("a prompt that tells the name {name}", name=repr(name.strip())),
+                   repr(prompt[:120]),
+                   tr("the stand-in can only miss a name the prompt gives: put the name in it, in your own words."))
     llm = get_llm("fake")
     reply = llm.think(prompt)
     record = llm.calls[-1]
     if record.note != "rule: whats-my-name":
-        raise Fail("the stand-in's ledger", "the name rule answering (note 'rule: whats-my-name')",
+        raise Fail(tr("the stand-in's ledger"), tr("the name rule answering (note 'rule: whats-my-name')"),
                    f"note {record.note!r}, reply {reply[:70]!r}",
-                   "ask 'What is my name?' in the prompt: that question is what the name rule answers (section 1); "
-                   "with no rule the ledger says 'no script'.")
+                   tr("ask 'What is my name?' in the prompt: that question is what the name rule answers (section 1); "
+                      "with no rule the ledger says 'no script'."))
     if name.strip().casefold() in reply.casefold():
-        raise Fail("the stand-in's reply", "a reply that misses the name", repr(reply),
-                   "it found the name: section 1 says what it reads, the last 'my name is ...' in the prompt. "
-                   "People tell their names in other words too.")
-    return (f"The stand-in replied {reply!r} (ledger: {record.note}, {record.prompt_tokens} prompt tokens). "
-            "Any reader of English would have found the name; the stand-in knows one phrase. It is an instrument "
-            "for the loop, not a model: every figure it makes measures the code around it, never understanding.")
+        raise Fail(tr("the stand-in's reply"), tr("a reply that misses the name"), repr(reply),
+                   tr("it found the name: section 1 says what it reads, the last 'my name is ...' in the prompt. "
+                      "People tell their names in other words too."))
+    return tr("The stand-in replied {reply} (ledger: {note}, {tokens} prompt tokens). Any reader of English would "
+              "have found the name; the stand-in knows one phrase. It is an instrument for the loop, not a model: "
+              "every figure it makes measures the code around it, never understanding.", reply=repr(reply),
+              note=record.note, tokens=record.prompt_tokens)
 
 
 # --- concept questions ------------------------------------------------------------------------------

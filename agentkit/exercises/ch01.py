@@ -5,6 +5,7 @@ import ast
 import math
 import operator
 
+from ..i18n import tr, tr_later
 from ..tools import default_executor, is_error
 from . import Fail, call, cases, exercise, question, reference, shown
 from .predictions import Prediction, prediction
@@ -44,14 +45,14 @@ def log_counts(tools) -> dict:
 
 
 LOG_HINTS = {
-    "fewer entries": "every call is logged, the unknown tool and the crashing one too: section 6's table has one "
-                     "line per request, whatever happened.",
-    "more entries": "one request, one log entry: a failure is logged once, as its error observation.",
-    "fewer ok": "ok is False only for an observation that starts with 'error:'. A Search miss is an answer "
-                "(section 5), and tool names match without regard to case (section 6).",
-    "more ok": "a crashing tool, an unknown name, a refused power and an empty query all come back as 'error:' "
-               "observations (sections 4 to 6): a miss is an answer, an empty query is not.",
-    "sum": "every entry is either ok or an error observation: the two numbers add up to the entries.",
+    "fewer entries": tr_later("every call is logged, the unknown tool and the crashing one too: section 6's table has "
+                              "one line per request, whatever happened."),
+    "more entries": tr_later("one request, one log entry: a failure is logged once, as its error observation."),
+    "fewer ok": tr_later("ok is False only for an observation that starts with 'error:'. A Search miss is an answer "
+                         "(section 5), and tool names match without regard to case (section 6)."),
+    "more ok": tr_later("a crashing tool, an unknown name, a refused power and an empty query all come back as 'error:' "
+                        "observations (sections 4 to 6): a miss is an answer, an empty query is not."),
+    "sum": tr_later("every entry is either ok or an error observation: the two numbers add up to the entries."),
 }
 
 
@@ -74,13 +75,13 @@ def _hint(key: str, guess: tuple, actual: tuple, prediction: dict) -> str:
 def _done(truth: dict) -> str:
     tools = run_requests()
     table = "; ".join(f"{c.tool}[{c.argument.strip() or ' '}] {'ok' if c.ok else 'error'}" for c in tools.log)
-    return f"Call by call: {table}. Nothing raised into the caller."
+    return tr("Call by call: {table}. Nothing raised into the caller.", table=table)
 
 
 prediction("01.predict", "What the registry's log holds",
            "Set `prediction` to the three counts for the eight requests, before running anything.",
            Prediction(truth=_truth, labels=("",), hint=_hint, done=_done, source="tools.log",
-                      case=lambda key: f"{key}, {len(REQUESTS)} requests",
+                      case=lambda key: tr("{key}, {n} requests", key=key, n=len(REQUESTS)),
                       pointer="go through the eight requests one by one, as the registry does (sections 4 to 6).",
                       why={LOG_KEYS[0]: "one request, one log entry, whatever happened",
                            LOG_KEYS[1]: "a Search hit, a Search miss (an answer) and the calculation are ok; "
@@ -97,7 +98,8 @@ class ComputedPower(Exception):
 
 
 def _refuse_power(self, *args):
-    raise ComputedPower(f"your guard computed a power of {self!r}: a power tower would never come back")
+    raise ComputedPower(tr("your guard computed a power of {number}: a power tower would never come back",
+                           number=repr(self)))
 
 
 class _Int(int):
@@ -114,21 +116,21 @@ def _tracked(x):
 
 
 GUARD_CASES = [  # (base, exponent, what the case is): the check decides each with power_truth, after your answer
-    (2, 10, "a small power"),
-    (10, 99, "a 100-digit number, inside the limit"),
-    (10, 101, "just over the limit"),
-    (10, 100, "exactly 1e100: 'at most' includes it"),
-    (2, 332, "2 ** 332, just below 1e100"),
-    (2, 333, "2 ** 333, just above 1e100"),
-    (7, 300, "small numbers, a large result"),
-    (9, 9**9, "9 ** (9 ** 9), section 3's power tower"),
-    (-10, 101, "a negative base: the size is the same as for 10"),
-    (-3, 3, "a small power of a negative base"),
-    (-100, 50, "exactly 1e100 again, from a negative base"),
-    (0, 500, "zero to a large power is zero"),
-    (1.5, 10000, "a float base far over the limit"),
-    (0.5, 1000, "a fraction to a large power shrinks"),
-    (0.5, -1000, "a fraction to a large negative power grows"),
+    (2, 10, tr_later("a small power")),
+    (10, 99, tr_later("a 100-digit number, inside the limit")),
+    (10, 101, tr_later("just over the limit")),
+    (10, 100, tr_later("exactly 1e100: 'at most' includes it")),
+    (2, 332, tr_later("2 ** 332, just below 1e100")),
+    (2, 333, tr_later("2 ** 333, just above 1e100")),
+    (7, 300, tr_later("small numbers, a large result")),
+    (9, 9**9, tr_later("9 ** (9 ** 9), section 3's power tower")),
+    (-10, 101, tr_later("a negative base: the size is the same as for 10")),
+    (-3, 3, tr_later("a small power of a negative base")),
+    (-100, 50, tr_later("exactly 1e100 again, from a negative base")),
+    (0, 500, tr_later("zero to a large power is zero")),
+    (1.5, 10000, tr_later("a float base far over the limit")),
+    (0.5, 1000, tr_later("a fraction to a large power shrinks")),
+    (0.5, -1000, tr_later("a fraction to a large negative power grows")),
 ]
 
 
@@ -143,28 +145,29 @@ def power_truth(base, exponent) -> bool:
     return abs(int(base)) ** int(exponent) <= 10 ** 100  # a few digits from the limit: whole numbers decide exactly
 
 
-COMPUTE_HINT = ("decide before computing: the result has about exponent * log10(|base|) digits, so compare that "
-                "with 100 and never compute the power itself (section 3).")
-H_AT_MOST = ("the task says at most 1e100: a result of exactly 1e100 is allowed, so compare with <=, not <; "
-             "exponent * log10(|base|) is exactly 100.0 here.")
-H_NEAR = "close to the limit only the comparison decides: exponent * log10(|base|) against 100, with <=."
+COMPUTE_HINT = (tr_later("decide before computing: the result has about exponent * log10(|base|) digits, so compare "
+                         "that with 100 and never compute the power itself (section 3)."))
+H_AT_MOST = (tr_later("the task says at most 1e100: a result of exactly 1e100 is allowed, so compare with <=, not <; "
+                      "exponent * log10(|base|) is exactly 100.0 here."))
+H_NEAR = tr_later("close to the limit only the comparison decides: exponent * log10(|base|) against 100, with <=.")
 GUARD_HINTS = {
-    0: "a small power is fine: refuse only what would pass 1e100.",
-    1: "10 ** 99 stays below 1e100: allow up to 100 digits.",
-    2: "10 ** 101 is over 1e100: compare exponent * log10(|base|) with 100.",
+    0: tr_later("a small power is fine: refuse only what would pass 1e100."),
+    1: tr_later("10 ** 99 stays below 1e100: allow up to 100 digits."),
+    2: tr_later("10 ** 101 is over 1e100: compare exponent * log10(|base|) with 100."),
     3: H_AT_MOST, 4: H_NEAR, 5: H_NEAR,
-    6: "7 ** 300 has about 300 * log10(7), over 250 digits.",
-    7: "9 ** (9 ** 9) has hundreds of millions of digits (section 3 counts them).",
-    8: "log10 of a negative number is undefined: the size of (-10) ** 101 is that of 10 ** 101, so use abs(base).",
-    9: "(-3) ** 3 is -27: use abs(base), and allow a small result whatever its sign.",
-    10: "(-100) ** 50 is exactly 1e100: use abs(base), and <=, since the task says at most 1e100.",
-    11: "log10(0) is undefined, and 0 to any positive power is 0: allow base 0 before taking the logarithm.",
-    12: "1.5 ** 10000 is about 1e1760: floats overflow too. Compare exponent * log10(|base|) with 100.",
-    13: "0.5 ** 1000 is tiny: keep the signs, exponent * log10(|base|) is negative here, so allow it.",
-    14: "0.5 ** -1000 is 2 ** 1000, about 1e301: keep the signs, exponent * log10(0.5) is +301 here.",
+    6: tr_later("7 ** 300 has about 300 * log10(7), over 250 digits."),
+    7: tr_later("9 ** (9 ** 9) has hundreds of millions of digits (section 3 counts them)."),
+    8: tr_later("log10 of a negative number is undefined: the size of (-10) ** 101 is that of 10 ** 101, so use "
+                "abs(base)."),
+    9: tr_later("(-3) ** 3 is -27: use abs(base), and allow a small result whatever its sign."),
+    10: tr_later("(-100) ** 50 is exactly 1e100: use abs(base), and <=, since the task says at most 1e100."),
+    11: tr_later("log10(0) is undefined, and 0 to any positive power is 0: allow base 0 before taking the logarithm."),
+    12: tr_later("1.5 ** 10000 is about 1e1760: floats overflow too. Compare exponent * log10(|base|) with 100."),
+    13: tr_later("0.5 ** 1000 is tiny: keep the signs, exponent * log10(|base|) is negative here, so allow it."),
+    14: tr_later("0.5 ** -1000 is 2 ** 1000, about 1e301: keep the signs, exponent * log10(0.5) is +301 here."),
 }
-H_UNSEEN = ("a power drawn for this check: its result has about exponent * log10(|base|) digits; allow it when "
-            "that is at most 100, whatever the base's sign, and with a fraction's negative exponent too.")
+H_UNSEEN = (tr_later("a power drawn for this check: its result has about exponent * log10(|base|) digits; allow it when "
+                     "that is at most 100, whatever the base's sign, and with a fraction's negative exponent too."))
 
 
 def unseen_powers(count: int = 6) -> list:
@@ -176,7 +179,7 @@ def unseen_powers(count: int = 6) -> list:
         exponent = max(1, round(rng.uniform(60, 140) / math.log10(abs(base))))
         fits = exponent * math.log10(abs(base)) <= 100
         if abs(exponent * math.log10(abs(base)) - 100) > 0.01 and (allowed if fits else len(drawn) - allowed) < count // 2:
-            drawn.append((base, exponent, "a power drawn for this check"))
+            drawn.append((base, exponent, tr_later("a power drawn for this check")))
             allowed += fits
     rng.shuffle(drawn)
     return drawn
@@ -192,10 +195,11 @@ def _ask_guard(guard, base, exponent, case, hint):
         return call(guard, _tracked(base), _tracked(exponent), case=case, hint=hint)
     except Fail as f:
         if f.got.startswith("ComputedPower"):
-            raise Fail(f.case, "a decision made without computing the power",
-                       f"your guard computed {power_text(base, exponent)} to judge it", COMPUTE_HINT) from None
+            raise Fail(f.case, tr("a decision made without computing the power"),
+                       tr("your guard computed {power} to judge it", power=power_text(base, exponent)),
+                       COMPUTE_HINT) from None
         if f.got.startswith("OverflowError"):
-            raise Fail(f.case, "a decision made without computing the power", f.got, COMPUTE_HINT) from None
+            raise Fail(f.case, tr("a decision made without computing the power"), f.got, COMPUTE_HINT) from None
         raise
 
 
@@ -234,16 +238,16 @@ LIVE = ["9**9**9", "2**10", "(2024 - 1955) * 365", "(-10)**101", "0.5**-1000"]
           forbid=("agentkit.tools:_power", "agentkit.tools:calculator"), objects=False)
 def _guard(power_allowed):
     if not callable(power_allowed):
-        raise Fail("your answer", "a function power_allowed(base, exponent) -> bool", repr(power_allowed),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function power_allowed(base, exponent) -> bool"), repr(power_allowed),
+                   tr("define it with def."))
     for number, (base, exponent, what) in enumerate(GUARD_CASES + unseen_powers()):
-        case = f"{what}: {power_text(base, exponent)}"
+        case = tr("{what}: {power}", what=tr(what), power=power_text(base, exponent))
         said = _ask_guard(power_allowed, base, exponent, case, GUARD_HINTS.get(number, H_UNSEEN))
         allowed = power_truth(base, exponent)
         if said is None:
-            raise Fail(case, "True or False", "None", "your function returned nothing: did it forget `return`?")
+            raise Fail(case, tr("True or False"), "None", tr("your function returned nothing: did it forget `return`?"))
         if bool(said) != allowed:
-            raise Fail(case, "allow (True)" if allowed else "refuse (False)",
+            raise Fail(case, tr("allow (True)") if allowed else tr("refuse (False)"),
                        shown(said), GUARD_HINTS.get(number, H_UNSEEN))
     tools = default_executor()
     tools.register("Calculate", guarded_calculator(power_allowed), "arithmetic with + - * / **")
@@ -251,15 +255,15 @@ def _guard(power_allowed):
         tools.run("Calculate", text)
     crashed = [c for c in tools.log if "Fail" in c.output]  # the guard raised inside the tool: the registry caught it
     if crashed:
-        raise Fail(f"the calculator with your guard, {crashed[0].argument}", "an answer or a refusal",
+        raise Fail(tr("the calculator with your guard, {expression}", expression=crashed[0].argument), tr("an answer or a refusal"),
                    crashed[0].output, COMPUTE_HINT)
     if not is_error(tools.log[0].output) or tools.log[1].output != "1024":
-        raise Fail("the calculator with your guard", "9**9**9 refused, 2**10 = 1024",
+        raise Fail(tr("the calculator with your guard"), tr("9**9**9 refused, 2**10 = 1024"),
                    f"{tools.log[0].output!r}, {tools.log[1].output!r}", COMPUTE_HINT)
     answers = "; ".join(f"{c.argument} -> {c.output}" for c in tools.log)
-    return (f"Your guard passed {len(GUARD_CASES) + 6} cases without computing a single power, and in a calculator "
-            f"behind a registry: {answers}. agentkit's calculator adds the same estimate, and a bound on every "
-            "intermediate result.")
+    return tr("Your guard passed {cases} cases without computing a single power, and in a calculator behind a "
+              "registry: {answers}. agentkit's calculator adds the same estimate, and a bound on every intermediate "
+              "result.", cases=len(GUARD_CASES) + 6, answers=answers)
 
 
 # --- 01.break: a payload that a blocklist lets through --------------------------------------------
@@ -267,7 +271,7 @@ def _guard(power_allowed):
 BLOCKLIST = ("import", "__", "open", "exec", "eval", "system", "os.")
 
 
-PRINTED = [  # section 3's table of hostile inputs that call something: the notebook shows them already
+PRINTED = [  # section 4's table of hostile inputs that call something: the notebook shows them already
     "__import__('os').system('id')", "().__class__.__bases__[0].__subclasses__()", "open('secrets.txt').read()",
     "(lambda: 1)()", "[i for i in range(10**9)]",
     "__import__('pathlib').Path(__import__('os').environ['COURSE_SANDBOX_DIR'], 'marker.txt')"
@@ -290,14 +294,17 @@ def blocklist_allows(text: str) -> bool:
 # What the blocklist's words stand for: a call of one of these, where eval would run it, reaches a module, a
 # file, a dunder attribute, code, or the program's own variables without writing a blocked word.
 REACHING = {
-    "getattr": "an attribute by a name built at run time (a dunder, spelled in pieces)",
-    "setattr": "an attribute set by a name built at run time", "delattr": "an attribute deleted by name",
-    "vars": "every variable of the program (an API key read into one included)",
-    "globals": "every global variable of the program", "locals": "the caller's variables",
-    "compile": "code compiled from text", "breakpoint": "a debugger with the whole process in reach",
-    "__import__": "a module", "open": "a file", "exec": "code from text", "eval": "code from text",
-    "input": "the terminal", "help": "the help system's pager",
+    "getattr": tr_later("an attribute by a name built at run time (a dunder, spelled in pieces)"),
+    "setattr": tr_later("an attribute set by a name built at run time"), "delattr": tr_later("an attribute deleted by name"),
+    "vars": tr_later("every variable of the program (an API key read into one included)"),
+    "globals": tr_later("every global variable of the program"), "locals": tr_later("the caller's variables"),
+    "compile": tr_later("code compiled from text"), "breakpoint": tr_later("a debugger with the whole process in reach"),
+    "__import__": tr_later("a module"), "open": tr_later("a file"), "exec": tr_later("code from text"), "eval": tr_later("code from text"),
+    "input": tr_later("the terminal"), "help": tr_later("the help system's pager"),
 }
+
+
+DUNDER = tr_later("a dunder attribute")
 
 
 def _reached(tree) -> tuple:
@@ -313,7 +320,7 @@ def _reached(tree) -> tuple:
             if runs:
                 ran.append(name or type(callee).__name__)
                 if name in REACHING or name.startswith("__"):
-                    reaching.append((name, REACHING.get(name, "a dunder attribute")))
+                    reaching.append((name, REACHING.get(name, DUNDER)))
             walk(callee.body if isinstance(callee, ast.Lambda) else callee, runs)  # (lambda: ...)(): the body runs
             for argument in [*node.args, *(k.value for k in node.keywords)]:
                 walk(argument, runs, consumed=True)  # a generator handed to a call is consumed by it
@@ -328,7 +335,7 @@ def _reached(tree) -> tuple:
                     walk(child, False)
             return
         if isinstance(node, ast.Attribute) and runs and node.attr.startswith("__"):
-            reaching.append((node.attr, "a dunder attribute"))
+            reaching.append((node.attr, DUNDER))
         for child in ast.iter_child_nodes(node):
             walk(child, runs)
 
@@ -339,45 +346,48 @@ def _reached(tree) -> tuple:
 @exercise("01.break", "break", "Slip past a blocklist",
           "Set `my_payload` to an expression with no blocked word in it that eval would run and that still reaches "
           "what the words stand for: a module, a file, a dunder, code from text, or the program's variables (not "
-          "one of section 3's table).", objects=False)
+          "one of section 4's table).", objects=False)
 def _break(payload):
     if not isinstance(payload, str):
-        raise Fail("your answer", "a str: the text a model would write", type(payload).__name__,
-                   "write the payload as a string.")
+        raise Fail(tr("your answer"), tr("a str: the text a model would write"), type(payload).__name__,
+                   tr("write the payload as a string."))
     caught = [word for word in BLOCKLIST if word in payload]
     if caught:
-        raise Fail("the blocklist", "text the filter lets through", f"it contains {caught[0]!r}",
-                   "the filter only knows these words; Python has many other ways to reach the same "
-                   "things (section 2): find one without them.")
+        raise Fail(tr("the blocklist"), tr("text the filter lets through"), tr("it contains {word}", word=repr(caught[0])),
+                   tr("the filter only knows these words; Python has many other ways to reach the same "
+                      "things (section 2): find one without them."))
     try:
         tree = ast.parse(payload, mode="eval")
     except (SyntaxError, ValueError, RecursionError):
-        raise Fail("ast.parse(payload, mode='eval')", "a Python expression eval would accept", repr(payload[:80]),
-                   "eval runs one expression, not statements: no 'import', no assignment, one line of Python.") from None
+        raise Fail("ast.parse(payload, mode='eval')", tr("a Python expression eval would accept"), repr(payload[:80]),
+                   tr("eval runs one expression, not statements: no 'import', no assignment, one line of "
+                      "Python.")) from None
     nodes = {type(node).__name__ for node in ast.walk(tree)
              if not isinstance(node, (ast.Expression, ast.expr_context))}  # Load/Store: not part of the story
     reached, ran = _reached(tree)
     if not reached:
         names = sorted(set(ran))
-        calls = (f"eval would call {', '.join(names)}, which {'reach' if len(names) > 1 else 'reaches'} nothing the "
-                 "blocklist stands for" if ran
-                 else "eval would call nothing (a lambda never called, a generator never read, or no call at all)")
-        raise Fail("what eval would reach with it", "a call that reaches a module, a file, a dunder attribute, "
-                   "code from text or the program's variables", f"{calls} ({', '.join(sorted(nodes))})",
-                   "a harmless call (print, len) slips nothing past the filter, and a lambda that is never called "
-                   "runs nothing: make eval reach what the blocked words stand for, by a name the list does not "
-                   "hold (section 2: Python has many spellings for the same thing).")
+        calls = (tr("eval would call {names}, which reach nothing the blocklist stands for", names=", ".join(names))
+                 if len(names) > 1 else
+                 tr("eval would call {names}, which reaches nothing the blocklist stands for", names=", ".join(names))
+                 if ran else
+                 tr("eval would call nothing (a lambda never called, a generator never read, or no call at all)"))
+        raise Fail(tr("what eval would reach with it"), tr("a call that reaches a module, a file, a dunder attribute, "
+                      "code from text or the program's variables"), f"{calls} ({', '.join(sorted(nodes))})",
+                   tr("a harmless call (print, len) slips nothing past the filter, and a lambda that is never called "
+                      "runs nothing: make eval reach what the blocked words stand for, by a name the list does not "
+                      "hold (section 2: Python has many spellings for the same thing)."))
     if tree is not None and ast.dump(tree) in {_tree(text) for text in PRINTED}:
-        raise Fail("your payload", "a payload of your own", repr(payload[:80]),
-                   "section 3 prints that one already, in its table of hostile inputs: find another way to make "
-                   "eval call something, one the table does not show.")
+        raise Fail(tr("your payload"), tr("a payload of your own"), repr(payload[:80]),
+                   tr("section 4 prints that one already, in its table of hostile inputs: find another way to make "
+                      "eval call something, one the table does not show."))
     tools = default_executor()
     answer = tools.run("Calculate", payload)
     entry = tools.log[-1]
     name, what = reached[0]
-    return (f"The blocklist let it through, and eval would have called {name}, which reaches {what}. The safe "
-            f"calculator never ran it: {answer!r}, logged with ok={entry.ok}. Filtering text cannot make eval safe; "
-            "parsing and interpreting only what you allow does.")
+    return tr("The blocklist let it through, and eval would have called {name}, which reaches {what}. The safe "
+              "calculator never ran it: {answer}, logged with ok={ok}. Filtering text cannot make eval safe; parsing "
+              "and interpreting only what you allow does.", name=name, what=tr(what), answer=repr(answer), ok=entry.ok)
 
 
 # --- concept questions ------------------------------------------------------------------------------

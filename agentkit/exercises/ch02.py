@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from ..i18n import tr, tr_later
 from ..llm import Rule, ScriptedLLM
 from ..modes import get_llm
 from ..react import REACT_MARKER, ROLE_PROMPT, ReActAgent
@@ -38,31 +39,32 @@ def _hint(key: str, guess: tuple, actual: tuple, prediction: dict) -> str:
     calls = len(savings_run().llm.calls)
     guess = int(guess[0])
     if key == PREDICT_KEYS[0]:
-        return ("the call that ran the first tool did not send its result: the Observation is written after "
-                "that call's reply, so it travels from the second call on, with every call after."
+        return (tr("the call that ran the first tool did not send its result: the Observation is written after "
+                   "that call's reply, so it travels from the second call on, with every call after.")
                 if guess == calls else
-                "the model is stateless: the first result must travel with every later call, or the model "
-                "would not know it (section 3 prints the last prompt: every earlier step is in it).")
+                tr("the model is stateless: the first result must travel with every later call, or the model "
+                   "would not know it (section 3 prints the last prompt: every earlier step is in it)."))
     if guess in (calls, calls - 1):
-        return ("each call re-sends ALL the observations before it, not only the newest: call n carries "
-                "n - 1 of them. Add them up.")
+        return tr("each call re-sends ALL the observations before it, not only the newest: call n carries "
+                  "n - 1 of them. Add them up.")
     if guess in (calls * calls, calls * (calls - 1)):
-        return ("call n carries only the n - 1 observations before it, not all of them: the sum "
-                "0 + 1 + 2 + ... is about half of calls x calls.")
-    return "call n carries the n - 1 observations before it (section 3: the third prompt carries two). Add them up."
+        return tr("call n carries only the n - 1 observations before it, not all of them: the sum "
+                  "0 + 1 + 2 + ... is about half of calls x calls.")
+    return tr("call n carries the n - 1 observations before it (section 3: the third prompt carries two). Add them "
+              "up.")
 
 
 def _done(truth: dict) -> str:
     carried = observations_per_call(savings_run())
-    return (f"The calls carried {carried[:4]} ... {carried[-2:]} observations: one more each time, so the whole run "
-            f"sent {sum(carried)} of them for {len(carried) - 1} tool results. That growing series is the quadratic "
-            "bill of section 4.")
+    return tr("The calls carried {first} ... {last} observations: one more each time, so the whole run sent {sent} "
+              "of them for {results} tool results. That growing series is the quadratic bill of section 4.",
+              first=carried[:4], last=carried[-2:], sent=sum(carried), results=len(carried) - 1)
 
 
 prediction("02.predict", "How often an observation travels",
            "Set `prediction` to the two counts for the savings run, before running anything.",
            Prediction(truth=_truth, labels=("",), hint=_hint, done=_done, source="the ledger",
-                      case=lambda key: f"{key}, the savings run",
+                      case=lambda key: tr("{key}, the savings run", key=key),
                       pointer="count the calls of the savings run (section 4), then what each one re-sends.",
                       why={PREDICT_KEYS[0]: "the first result is written after the call that asked for it, and "
                                             "travels with every call after that one",
@@ -72,15 +74,15 @@ prediction("02.predict", "How often an observation travels",
 # --- 02.parse: a reply parser ----------------------------------------------------------------------
 
 PARSE_CASES = [  # (reply, what the case is): parse_truth gives the answer, after yours (tests list them)
-    ("Thought: I need her birth year.\nAction: Search[Ada Lovelace]", "the contract's own shape"),
-    ("Thought: The calculator says 209.\nAction: Finish[209]", "a Finish"),
-    ("thought: look it up\naction: search[Alan Turing]", "lower-case labels"),
-    ("Thought: check the syntax\nAction: Search[Python lists [1, 2, 3]]", "brackets inside the input"),
+    ("Thought: I need her birth year.\nAction: Search[Ada Lovelace]", tr_later("the contract's own shape")),
+    ("Thought: The calculator says 209.\nAction: Finish[209]", tr_later("a Finish")),
+    ("thought: look it up\naction: search[Alan Turing]", tr_later("lower-case labels")),
+    ("Thought: check the syntax\nAction: Search[Python lists [1, 2, 3]]", tr_later("brackets inside the input")),
     ("Thought: I need his birth year.\nAction: Search[Alan Turing]\nObservation: Alan Turing was born in 1900.\n"
-     "Thought: So 124 years.\nAction: Finish[124]", "a reply that invents its own Observation and goes on"),
+     "Thought: So 124 years.\nAction: Finish[124]", tr_later("a reply that invents its own Observation and goes on")),
     ("Thought: I need its height.\nAction: Search[Eiffel Tower] for its height [in metres]",
-     "words after the action, with brackets of their own"),
-    ("I think the answer is big.", "no action at all"),
+     tr_later("words after the action, with brackets of their own")),
+    ("I think the answer is big.", tr_later("no action at all")),
 ]
 _ACTION = re.compile(r"action\s*:\s*(\w+)\s*\[", re.IGNORECASE)
 
@@ -102,22 +104,24 @@ def parse_truth(reply: str) -> tuple:
 
 
 PARSE_HINTS = {
-    0: "read the first 'Action: Tool[input]': the tool name before '[', the input inside the brackets.",
-    1: "Finish is read like any tool: ('Finish', the answer).",
-    2: "models vary the case: match the label without regard to case (re.IGNORECASE); section 2's table shows "
-       "tiny_parse missing this one.",
-    3: "the input ends at the ']' that matches its '[': count the brackets. A lazy (.*?) stops at the first ']'.",
-    4: "take the FIRST action, from its own line only: everything after it is text the model invented "
-       "(never run it; chapter 03 shows what it costs). Under re.DOTALL a greedy group runs into those lines.",
-    5: "the input ends at the ']' that matches its '[': a greedy (.*) runs to the last ']' on the line.",
-    6: "a reply with no action is (None, None), never an exception: the loop sends a format reminder back (section 2).",
+    0: tr_later("read the first 'Action: Tool[input]': the tool name before '[', the input inside the brackets."),
+    1: tr_later("Finish is read like any tool: ('Finish', the answer)."),
+    2: tr_later("models vary the case: match the label without regard to case (re.IGNORECASE); section 2's table shows "
+                "tiny_parse missing this one."),
+    3: tr_later("the input ends at the ']' that matches its '[': count the brackets. A lazy (.*?) stops at the first "
+                "']'."),
+    4: tr_later("take the FIRST action, from its own line only: everything after it is text the model invented (never "
+                "run it; chapter 03 shows what it costs). Under re.DOTALL a greedy group runs into those lines."),
+    5: tr_later("the input ends at the ']' that matches its '[': a greedy (.*) runs to the last ']' on the line."),
+    6: tr_later("a reply with no action is (None, None), never an exception: the loop sends a format reminder back "
+                "(section 2)."),
 }
 
 
 PARSE_WORDS = ("Ada", "Lovelace", "birth", "year", "Grace", "Hopper", "list", "of", "primes", "under", "the", "Eiffel",
                "Tower", "height", "2024", "1955", "365", "+", "*", "-", "city", "Oslo", "rainfall")
-H_UNSEEN = ("a reply drawn for this check: the first 'Action:' label in any case, the tool name before '[', the "
-            "input up to the ']' that matches its '[' on that line; (None, None) when there is no action.")
+H_UNSEEN = (tr_later("a reply drawn for this check: the first 'Action:' label in any case, the tool name before '[', "
+                     "the input up to the ']' that matches its '[' on that line; (None, None) when there is no action."))
 
 
 def _words(rng, low: int, high: int) -> str:
@@ -151,8 +155,8 @@ def inventor() -> ScriptedLLM:
     """A stand-in that, on its first call, writes a Search, an invented Observation and a Finish with a wrong answer."""
     def reply(prompt: str) -> str:
         if "Observation:" not in prompt.split("Question:", 1)[-1]:
-            return ("Thought: I need the year Steve Jobs was born.\nAction: Search[Steve Jobs]\n"
-                    "Observation: Steve Jobs was born in 1950.\nThought: So (2024 - 1950) * 365.\nAction: Finish[27010]")
+            return ("Thought: I need the year Steve Jobs was born.\nAction: Search[Steve Jobs]\nObservation: Steve Jobs "
+                    "was born in 1950.\nThought: So (2024 - 1950) * 365.\nAction: Finish[27010]")
         return checkpoint_reply(prompt)
     return ScriptedLLM([Rule(REACT_MARKER, reply, name="inventor")])
 
@@ -163,7 +167,7 @@ def run_with_parser(llm, parse, max_steps: int = 5) -> str:
     for _ in range(max_steps):
         prompt = [{"role": "system", "content": ROLE_PROMPT.format(tools=tools.describe())},
                   {"role": "user", "content": "\n\n".join([f"Question: {CHECKPOINT_QUESTION}", *history])}]
-        tool, argument = call(parse, llm.think(prompt), case="the live run", hint=PARSE_HINTS[6])
+        tool, argument = call(parse, llm.think(prompt), case=tr("the live run"), hint=PARSE_HINTS[6])
         if tool and str(tool).lower() == "finish":
             return str(argument).strip()
         observation = tools.run(tool, argument) if tool else "No Action found; follow the format."
@@ -187,29 +191,32 @@ DRAWN_REPLIES = 8
           forbid=("agentkit.parsing:parse_reply", "agentkit.parsing:naive_parse"), objects=False)
 def _parse(my_parse):
     if not callable(my_parse):
-        raise Fail("your answer", "a function my_parse(reply) -> (tool, input)", repr(my_parse), "define it with def.")
-    drawn = [(unseen_reply(), "a reply drawn for this check") for _ in range(DRAWN_REPLIES)]
+        raise Fail(tr("your answer"), tr("a function my_parse(reply) -> (tool, input)"), repr(my_parse),
+                   tr("define it with def."))
+    drawn = [(unseen_reply(), tr_later("a reply drawn for this check")) for _ in range(DRAWN_REPLIES)]
     for number, (reply, what) in enumerate(PARSE_CASES + drawn):
         hint = PARSE_HINTS.get(number, H_UNSEEN)
-        said = _as_pair(call(my_parse, reply, case=f"{what}: {reply!r}", hint=hint))
+        case = tr("{what}: {reply}", what=tr(what), reply=repr(reply))
+        said = _as_pair(call(my_parse, reply, case=case, hint=hint))
         expected = parse_truth(reply)
         if said is None:
-            raise Fail(f"{what}: {reply!r}", repr(expected), "None",
-                       "your function returned nothing: return a pair, (tool, input) or (None, None).")
+            raise Fail(case, repr(expected), "None",
+                       tr("your function returned nothing: return a pair, (tool, input) or (None, None)."))
         same = (isinstance(said, tuple) and said[1] == expected[1]
                 and (said[0] == expected[0] or (said[0] or "").lower() == (expected[0] or "").lower()))
         if not same:
-            raise Fail(f"{what}: {reply!r}", repr(expected), shown(said), hint)
+            raise Fail(case, repr(expected), shown(said), hint)
     answers = {}
     for name, llm in (("checkpoint", get_llm("fake")), ("inventor", inventor())):
         answers[name] = (run_with_parser(llm, my_parse), len(llm.calls))
     if answers["checkpoint"][0] != "25185" or answers["inventor"][0] != "25185":
-        raise Fail("the live runs", "25185 from both stand-ins",
+        raise Fail(tr("the live runs"), tr("25185 from both stand-ins"),
                    f"checkpoint: {answers['checkpoint'][0]!r}; inventor: {answers['inventor'][0]!r}", PARSE_HINTS[4])
-    return (f"Your parser read all {len(PARSE_CASES) + len(drawn)} replies as meant ({len(PARSE_CASES)} of set shapes, "
-            f"{len(drawn)} drawn for this check), and drove the loop to 25185 in "
-            f"{answers['checkpoint'][1]} calls on the checkpoint stand-in, and in {answers['inventor'][1]} on one whose "
-            "first reply invents an Observation and a wrong Finish (27010): the invented lines were never run.")
+    return tr("Your parser read all {replies} replies as meant ({set} of set shapes, {drawn} drawn for this check), "
+              "and drove the loop to 25185 in {checkpoint} calls on the checkpoint stand-in, and in {inventor} on one "
+              "whose first reply invents an Observation and a wrong Finish (27010): the invented lines were never run.",
+              replies=len(PARSE_CASES) + len(drawn), set=len(PARSE_CASES), drawn=len(drawn),
+              checkpoint=answers["checkpoint"][1], inventor=answers["inventor"][1])
 
 
 # --- 02.break: the largest budget that still cuts a run short ---------------------------------------
@@ -227,32 +234,34 @@ def budget_run(question: str, max_steps: int) -> ReActAgent:
           "Set `budgets` to the largest max_steps at which each run still stops without an answer.", objects=False)
 def _break(budgets):
     if not isinstance(budgets, dict):
-        raise Fail("your answer", 'a dict {"checkpoint": ..., "savings": ...}', type(budgets).__name__,
-                   "copy the dict from the exercise cell.")
+        raise Fail(tr("your answer"), tr('a dict {"checkpoint": ..., "savings": ...}'), type(budgets).__name__,
+                   tr("copy the dict from the exercise cell."))
     report = []
     for name, question_text in BREAK_RUNS.items():
         budget = budgets.get(name)
         if budget is None or budget is Ellipsis:
             raise NotDone()
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-            raise Fail(f"{name}, max_steps={budget!r}", "a whole number, at least 1", repr(budget),
-                       "a run gets at least one step: ReActAgent refuses max_steps below 1.")
+            raise Fail(f"{name}, max_steps={budget!r}", tr("a whole number, at least 1"), repr(budget),
+                       tr("a run gets at least one step: ReActAgent refuses max_steps below 1."))
         cut, more = budget_run(question_text, budget), budget_run(question_text, budget + 1)
         if cut.stop_reason == "finished":
-            raise Fail(f"{name}, max_steps={budget}", "stopped by max_steps, no answer",
-                       f"finished with {cut.answer!r} in {len(cut.llm.calls)} LLM calls",
-                       "the Finish reply is a step too: it takes one LLM call, and no tool call. Count the calls "
-                       "the run needs, Finish included, and stop one short (section 2's ledger, section 4's run).")
+            raise Fail(f"{name}, max_steps={budget}", tr("stopped by max_steps, no answer"),
+                       tr("finished with {answer} in {calls} LLM calls", answer=repr(cut.answer),
+                          calls=len(cut.llm.calls)),
+                       tr("the Finish reply is a step too: it takes one LLM call, and no tool call. Count the calls "
+                          "the run needs, Finish included, and stop one short (section 2's ledger, section 4's run)."))
         if more.stop_reason != "finished":
-            raise Fail(f"{name}, max_steps={budget}", "the largest budget that cuts the run short",
-                       f"cut short, and with max_steps={budget + 1} still cut short",
-                       "you cut it short, but with one more step it would still be cut: find the largest budget. "
-                       "Every tool call the run needs is a step, and the Finish is one more.")
+            raise Fail(f"{name}, max_steps={budget}", tr("the largest budget that cuts the run short"),
+                       tr("cut short, and with max_steps={more} still cut short", more=budget + 1),
+                       tr("you cut it short, but with one more step it would still be cut: find the largest budget. "
+                          "Every tool call the run needs is a step, and the Finish is one more."))
         spent = sum(c.prompt_tokens for c in cut.llm.calls)
-        report.append(f"{name}, max_steps={budget}: {len(cut.llm.calls)} LLM calls, {len(cut.tools.log)} tool calls, "
-                      f"{spent} prompt tokens, last observation {cut.trace[-1].observation!r}, answer: none")
-    return ("; ".join(report) + ". Each run paid for every step and holds its result in the last observation, "
-            "but the budget ran out on the step that would have said it: max_steps counts the Finish too.")
+        report.append(tr("{name}, max_steps={budget}: {calls} LLM calls, {tools} tool calls, {spent} prompt tokens, "
+                         "last observation {last}, answer: none", name=name, budget=budget, calls=len(cut.llm.calls),
+                         tools=len(cut.tools.log), spent=spent, last=repr(cut.trace[-1].observation)))
+    return tr("{report}. Each run paid for every step and holds its result in the last observation, but the budget "
+              "ran out on the step that would have said it: max_steps counts the Finish too.", report="; ".join(report))
 
 
 # --- concept questions ------------------------------------------------------------------------------

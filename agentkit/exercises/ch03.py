@@ -1,6 +1,7 @@
 """Chapter 03's exercises: a prediction read from the ledgers, a fuse to build, a parser to break, two questions."""
 from __future__ import annotations
 
+from ..i18n import tr, tr_later
 from ..llm import Rule, ScriptedLLM
 from ..modes import get_llm
 from ..parsing import naive_parse, parse_reply
@@ -63,30 +64,31 @@ def stutterer() -> ScriptedLLM:
 
 
 FUSE_CASES = [  # (actions so far, the last one just asked for; what the case is): fuse_truth decides, after yours
-    ([("Search", "a"), ("Search", "a")], "the same call twice in a row (what chapter 03's fuse catches)"),
-    ([("Search", "a"), ("Search", "b"), ("Search", "a")], "a stutterer's third step: A, B, A"),
-    ([("Search", "a"), ("Search", "b"), ("Search", "a"), ("Search", "b")], "a stutterer's fourth step: A, B, A, B"),
-    ([("Search", "Steve Jobs"), ("Search", "steve  JOBS")], "the same search, written with other spaces and case"),
-    ([("Search", "Steve Jobs"), ("Calculate", "(2024 - 1955) * 365")], "the healthy checkpoint run"),
+    ([("Search", "a"), ("Search", "a")], tr_later("the same call twice in a row (what chapter 03's fuse catches)")),
+    ([("Search", "a"), ("Search", "b"), ("Search", "a")], tr_later("a stutterer's third step: A, B, A")),
+    ([("Search", "a"), ("Search", "b"), ("Search", "a"), ("Search", "b")], tr_later("a stutterer's fourth step: A, B, A, B")),
+    ([("Search", "Steve Jobs"), ("Search", "steve  JOBS")], tr_later("the same search, written with other spaces and case")),
+    ([("Search", "Steve Jobs"), ("Calculate", "(2024 - 1955) * 365")], tr_later("the healthy checkpoint run")),
     ([("Search", "a"), ("Search", "b"), ("Search", "c"), ("Search", "a")],
-     "a run that comes back to a query after two others (a window of two must not see it)"),
-    ([("Search", "a"), ("Calculate", "a")], "the same input to another tool"),
+     tr_later("a run that comes back to a query after two others (a window of two must not see it)")),
+    ([("Search", "a"), ("Calculate", "a")], tr_later("the same input to another tool")),
 ]
 FUSE_HINTS = {
-    0: "the same call twice in a row is the plainest repeat: compare the last action with the one before it.",
-    1: "chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that. "
-       "Look back two actions (section 2 builds the one-step version).",
-    2: "chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that.",
-    3: "normalise as section 2's tiny_react does: the tool name lower-cased, the input with its whitespace "
-       "folded (' '.join(text.split())) and casefold()ed.",
-    4: "only a repeat should stop the run: a different tool, or a new input, is progress.",
-    5: "look back at most two actions: further back, a repeat is as likely a legitimate return.",
-    6: "a call is the tool AND its input: the same text sent to another tool is not a repeat.",
+    0: tr_later("the same call twice in a row is the plainest repeat: compare the last action with the one before it."),
+    1: tr_later("chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that. "
+                "Look back two actions (section 2 builds the one-step version)."),
+    2: tr_later("chapter 03's fuse compares with the previous action only; a stutterer repeats the one before that."),
+    3: tr_later("normalise as section 2's tiny_react does: the tool name lower-cased, the input with its whitespace "
+                "folded (' '.join(text.split())) and casefold()ed."),
+    4: tr_later("only a repeat should stop the run: a different tool, or a new input, is progress."),
+    5: tr_later("look back at most two actions: further back, a repeat is as likely a legitimate return."),
+    6: tr_later("a call is the tool AND its input: the same text sent to another tool is not a repeat."),
 }
 
 
-H_UNSEEN = ("a run drawn for this check: stop when the last (tool, input) repeats one of the two actions before it, "
-            "the tool name compared in lower case and the input with its whitespace folded and casefold()ed.")
+H_UNSEEN = (tr_later("a run drawn for this check: stop when the last (tool, input) repeats one of the two actions "
+                     "before it, the tool name compared in lower case and the input with its whitespace folded and "
+                     "casefold()ed."))
 FUSE_TOOLS = ("Search", "Calculate", "Lookup")
 FUSE_TEXTS = ("Steve Jobs", "Ada Lovelace", "2024 - 1955", "Grace Hopper birth", "Oslo rainfall")
 
@@ -119,7 +121,7 @@ def unseen_runs(count: int = 8) -> list:
             actions.append(_variant(rng, tool, text))
         else:
             actions.append((rng.choice(FUSE_TOOLS), rng.choice(FUSE_TEXTS + ("Linus Torvalds", "17 * 23"))))
-        drawn.append((actions, "a run drawn for this check"))
+        drawn.append((actions, tr_later("a run drawn for this check")))
     rng.shuffle(drawn)
     return drawn
 
@@ -134,7 +136,7 @@ def run_with_fuse(llm, tools, fuse, max_steps: int = 6) -> tuple:
         if parsed.is_finish:
             return parsed.argument, "finished"
         actions.append((parsed.action, parsed.argument))
-        if call(fuse, list(actions), case=f"the live run, actions {actions}", hint=FUSE_HINTS[1]):
+        if call(fuse, list(actions), case=tr("the live run, actions {actions}", actions=actions), hint=FUSE_HINTS[1]):
             return "Stopped by your fuse", "fuse"
         history.append(f"{parsed.as_history()}\nObservation: {tools.run(parsed.action, parsed.argument)}")
     return "Stopped by max_steps", "max_steps"
@@ -146,25 +148,26 @@ def run_with_fuse(llm, tools, fuse, max_steps: int = 6) -> tuple:
           "folded, in any case.", objects=False)
 def _fuse(fuse):
     if not callable(fuse):
-        raise Fail("your answer", "a function my_fuse(actions) -> bool", repr(fuse), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_fuse(actions) -> bool"), repr(fuse), tr("define it with def."))
     for number, (actions, what) in enumerate(FUSE_CASES + unseen_runs()):
         hint = FUSE_HINTS.get(number, H_UNSEEN)
         said = call(fuse, [tuple(a) for a in actions], case=what, hint=hint)
         stop = fuse_truth(actions)
         if bool(said) != stop:
             calls = ", ".join(f"{tool}[{text!r}]" for tool, text in actions)
-            raise Fail(f"{what}: {calls}", f"{'stop' if stop else 'go on'} ({stop})", shown(said), hint)
+            raise Fail(tr("{what}: {calls}", what=tr(what), calls=calls),
+                       tr("stop ({stop})", stop=stop) if stop else tr("go on ({stop})", stop=stop), shown(said), hint)
     sick, tools = stutterer(), sick_executor()
     answer, stop = run_with_fuse(sick, tools, fuse)
     healthy, healthy_tools = get_llm("fake"), sick_executor()
     healthy_answer, healthy_stop = run_with_fuse(healthy, healthy_tools, fuse)
     if stop != "fuse" or healthy_stop != "finished":
-        raise Fail("the live runs", "the stutterer stopped by your fuse, the checkpoint run finished",
+        raise Fail(tr("the live runs"), tr("the stutterer stopped by your fuse, the checkpoint run finished"),
                    f"stutterer: {stop}; checkpoint: {healthy_stop}", FUSE_HINTS[1])
-    return (f"On the stutterer stand-in your fuse stopped the run after {len(sick.calls)} LLM calls and "
-            f"{len(tools.log)} tool calls (ledgers); the healthy checkpoint run still finished, {healthy_answer}, "
-            f"in {len(healthy.calls)} calls. A wider window would catch longer cycles, and kill more "
-            "legitimate returns: chapter 08 measures that trade-off.")
+    return tr("On the stutterer stand-in your fuse stopped the run after {calls} LLM calls and {tools} tool calls "
+              "(ledgers); the healthy checkpoint run still finished, {answer}, in {healthy} calls. A wider window "
+              "would catch longer cycles, and kill more legitimate returns: chapter 08 measures that trade-off.",
+              calls=len(sick.calls), tools=len(tools.log), answer=healthy_answer, healthy=len(healthy.calls))
 
 
 # --- 03.break: a reply that the incident's parser turns into a poisoned tool call ---------------
@@ -200,31 +203,34 @@ def _inventor_calls(make) -> list:
           "parse_reply must not.", objects=False)
 def _break(reply):
     if not isinstance(reply, str):
-        raise Fail("your answer", "a str: one model reply", type(reply).__name__, "write the reply as a string.")
+        raise Fail(tr("your answer"), tr("a str: one model reply"), type(reply).__name__, tr("write the reply as a string."))
     if _printed(reply):
-        raise Fail("your reply", "a reply of your own", f"{shown(reply, 100)}: its invented lines are section 4's "
-                   f"({shown(_printed(reply), 80)}), whole, cut or edited",
-                   "section 4 runs that reply already: write one of your own, with invented lines of your "
-                   "choosing after the Action.")
+        raise Fail(tr("your reply"), tr("a reply of your own"),
+                   tr("{reply}: its invented lines are section 4's ({printed}), whole, cut or edited",
+                      reply=shown(reply, 100), printed=shown(_printed(reply), 80)),
+                   tr("section 4 runs that reply already: write one of your own, with invented lines of your "
+                      "choosing after the Action."))
     naive, defended = naive_parse(reply), parse_reply(reply)
     if not naive.action or naive.is_finish:
-        raise Fail("naive_parse(reply)", "a tool call (Search[...])", f"action {naive.action!r}",
-                   "start with a Thought and an Action line that calls Search; the incident's model did.")
+        raise Fail("naive_parse(reply)", tr("a tool call (Search[...])"), tr("action {action}", action=repr(naive.action)),
+                   tr("start with a Thought and an Action line that calls Search; the incident's model did."))
     if "Observation" not in naive.argument:
-        raise Fail("naive_parse(reply).argument", "text with an invented Observation line in it",
-                   repr(naive.argument[:120]), "the invented lines must come AFTER the Action line: under DOTALL the "
-                   "incident's regex runs from the first 'Action:' to the end of the reply (section 4).")
+        raise Fail("naive_parse(reply).argument", tr("text with an invented Observation line in it"),
+                   repr(naive.argument[:120]), tr("the invented lines must come AFTER the Action line: under DOTALL the "
+                                                  "incident's regex runs from the first 'Action:' to the end of the "
+                                                  "reply (section 4)."))
     if "Observation" in defended.argument or not defended.invented_observation:
-        raise Fail("parse_reply(reply)", "the Action line's input only, the invented text flagged",
-                   repr(defended.argument[:120]), "parse_reply keeps the Action line only; give it one on its own line.")
+        raise Fail("parse_reply(reply)", tr("the Action line's input only, the invented text flagged"),
+                   repr(defended.argument[:120]), tr("parse_reply keeps the Action line only; give it one on its own "
+                                                     "line."))
     lengths = {}
     for name, parse in (("naive_parse", naive_parse), ("parse_reply", parse_reply)):
         tools = incident_executor()
         ReActAgent(ScriptedLLM([Rule(REACT_MARKER, reply)]), tools, 1, parse=parse).run(QUESTION, verbose=False)
         lengths[name] = len(tools.log[0].argument) if tools.log else 0
-    return (f"The search tool received {lengths['naive_parse']} characters through naive_parse and "
-            f"{lengths['parse_reply']} through parse_reply (the tools' logs): the same reply, poisoned or not, "
-            "depending only on the parser.")
+    return tr("The search tool received {naive} characters through naive_parse and {defended} through parse_reply "
+              "(the tools' logs): the same reply, poisoned or not, depending only on the parser.",
+              naive=lengths["naive_parse"], defended=lengths["parse_reply"])
 
 
 # --- concept questions ------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 
+from ..i18n import tr, tr_later
 from ..llm import Rule, ScriptedLLM
 from ..parsing import naive_parse, parse_reply
 from ..react import REACT_MARKER, ReActAgent
@@ -65,13 +66,13 @@ prediction("03b.count", "Which recorded replies are actions",
 
 FLAG_CASES = [  # (reply, what the case is): flag_truth decides, after your answer; the recorded replies are added
     ("Thought: I need his birth year.\nAction: Search[Steve Jobs]\nObservation: He was born in 1950.",
-     "an Observation line after the Action"),
-    ("Thought: let me look.\nAction: Search[Observation deck of the Eiffel Tower]", "the word inside a tool input"),
-    ("Thought: the next Observation will tell me.\nAction: Search[Steve Jobs]", "the word inside a thought"),
+     tr_later("an Observation line after the Action")),
+    ("Thought: let me look.\nAction: Search[Observation deck of the Eiffel Tower]", tr_later("the word inside a tool input")),
+    ("Thought: the next Observation will tell me.\nAction: Search[Steve Jobs]", tr_later("the word inside a thought")),
     ("Thought: I know it.\nAction: Finish[25185]\n  observation: 25185 is right.",
-     "an indented, lower-case Observation line"),
-    ("**Observation:** the answer is 1955.\nAction: Finish[25185]", "an Observation line in Markdown bold"),
-    ("", "an empty reply"),
+     tr_later("an indented, lower-case Observation line")),
+    ("**Observation:** the answer is 1955.\nAction: Finish[25185]", tr_later("an Observation line in Markdown bold")),
+    ("", tr_later("an empty reply")),
 ]
 _OBSERVATION_LINE = re.compile(r"^[\s>*`_]*observation", re.IGNORECASE | re.MULTILINE)
 
@@ -83,17 +84,19 @@ def flag_truth(reply: str) -> bool:
 
 
 FLAG_HINTS = {
-    0: "a line that starts with 'Observation' is one the model wrote itself: the loop adds its Observations later.",
-    1: "look at the start of each line only (re.MULTILINE and ^), never for the word anywhere.",
-    2: "look at the start of each line only (re.MULTILINE and ^), never for the word anywhere.",
-    3: "allow spaces before it, and any case: the small model is not careful about either.",
-    4: "Markdown emphasis around the label still makes it an Observation line: allow ** and backticks before it.",
-    5: "an empty reply has no lines, and nothing invented.",
+    0: tr_later("a line that starts with 'Observation' is one the model wrote itself: the loop adds its Observations "
+                "later."),
+    1: tr_later("look at the start of each line only (re.MULTILINE and ^), never for the word anywhere."),
+    2: tr_later("look at the start of each line only (re.MULTILINE and ^), never for the word anywhere."),
+    3: tr_later("allow spaces before it, and any case: the small model is not careful about either."),
+    4: tr_later("Markdown emphasis around the label still makes it an Observation line: allow ** and backticks before "
+                "it."),
+    5: tr_later("an empty reply has no lines, and nothing invented."),
 }
 
 
-H_UNSEEN = ("a reply drawn for this check: True exactly when one of its lines starts (after spaces, '>', '*', '`' or "
-            "'_') with the word Observation, in any case.")
+H_UNSEEN = (tr_later("a reply drawn for this check: True exactly when one of its lines starts (after spaces, '>', '*', "
+                     "'`' or '_') with the word Observation, in any case."))
 LINES = ("Thought: I need his birth year.", "Action: Search[Steve Jobs]", "Thought: the Observation may help.",
          "Action: Search[Observation deck height]", "Action: Calculate[(2024 - 1955) * 365]", "Action: Finish[25185]",
          "The next observation will tell.", "I think the answer is 1955.")
@@ -116,29 +119,32 @@ def unseen_reply(invented: bool) -> str:
           warm=lambda: recorded_runs(), objects=False)
 def _flag(rule):
     if not callable(rule):
-        raise Fail("your answer", "a function invents_observation(reply) -> bool", repr(rule), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function invents_observation(reply) -> bool"), repr(rule),
+                   tr("define it with def."))
     recorded = [(run, number, reply) for run, replies in recorded_runs().items()
                 for number, reply in enumerate(replies, 1)]
     flagged = []
     for run, number, reply in recorded:
-        said = call(rule, reply, case=f"{run}, recorded step {number}", hint=FLAG_HINTS[0])
+        said = call(rule, reply, case=tr("{run}, recorded step {number}", run=run, number=number), hint=FLAG_HINTS[0])
         expected = flag_truth(reply)
         if bool(said) != expected:
-            raise Fail(f"{run}, recorded step {number}: {reply[:90]!r}", str(expected), repr(said),
-                       FLAG_HINTS[0] if expected else FLAG_HINTS[1])
+            raise Fail(tr("{run}, recorded step {number}: {reply}", run=run, number=number, reply=repr(reply[:90])),
+                       str(expected), repr(said), FLAG_HINTS[0] if expected else FLAG_HINTS[1])
         if said:
-            flagged.append(f"{run} step {number}")
-    drawn = [(unseen_reply(number % 2 == 0), "a reply drawn for this check") for number in range(10)]
+            flagged.append(tr("{run} step {number}", run=run, number=number))
+    drawn = [(unseen_reply(number % 2 == 0), tr_later("a reply drawn for this check")) for number in range(10)]
     cases().shuffle(drawn)
     for number, (reply, what) in enumerate(FLAG_CASES + drawn):
         hint = FLAG_HINTS.get(number, H_UNSEEN)
-        said = call(rule, reply, case=f"{what}: {reply!r}", hint=hint)
+        case = tr("{what}: {reply}", what=tr(what), reply=repr(reply))
+        said = call(rule, reply, case=case, hint=hint)
         expected = flag_truth(reply)
         if bool(said) != expected:
-            raise Fail(f"{what}: {reply!r}", str(expected), shown(said), hint)
-    return (f"Of the {len(recorded)} recorded replies your rule flags {len(flagged)}: {', '.join(flagged) or 'none'}, "
-            "the chat reply that copied the loop's format reminder. The few-shot run stops generating where an "
-            "Observation would start, so none of its replies can carry one.")
+            raise Fail(case, str(expected), shown(said), hint)
+    return tr("Of the {recorded} recorded replies your rule flags {flagged}: {which}, the chat reply that copied the "
+              "loop's format reminder. The few-shot run stops generating where an Observation would start, so none "
+              "of its replies can carry one.", recorded=len(recorded), flagged=len(flagged),
+              which=", ".join(flagged) or tr("none"))
 
 
 # --- 03b.break: a recorded reply, continued the way the small model does, poisons the naive parser ------
@@ -155,28 +161,32 @@ def _tool_calls(reply: str, parse) -> list:
           "that text to the tool.", objects=False)
 def _break(reply):
     if not isinstance(reply, str):
-        raise Fail("your answer", "a str: one model reply", type(reply).__name__, "write the reply as a string.")
+        raise Fail(tr("your answer"), tr("a str: one model reply"), type(reply).__name__,
+                   tr("write the reply as a string."))
     recorded = [r for replies in recorded_runs().values() for r in replies if parse_reply(r).action]
     tool_replies = [r for r in recorded if not parse_reply(r).is_finish]
     start = next((r for r in recorded if reply.startswith(r.rstrip())), None)
     if start is None or start not in tool_replies:
         endings = " or ".join(repr(r.strip().splitlines()[-1]) for r in tool_replies)
-        raise Fail("the start of your reply", f"a recorded reply that calls a tool, unchanged (ending {endings})",
-                   repr(reply[:90]), "a Finish calls no tool: start from one of the other two." if start else
-                   "copy a reply from few_shot_agent.trace (section 3) and add to its end.")
+        raise Fail(tr("the start of your reply"),
+                   tr("a recorded reply that calls a tool, unchanged (ending {endings})", endings=endings),
+                   repr(reply[:90]), tr("a Finish calls no tool: start from one of the other two.") if start else
+                   tr("copy a reply from few_shot_agent.trace (section 3) and add to its end."))
     naive, defended = naive_parse(reply), parse_reply(reply)
     if naive.argument == defended.argument or naive.is_finish:
-        raise Fail("naive_parse(reply)", "a tool input longer than the Action line's brackets",
-                   repr(naive.argument[:120]), "the recorded reply stops at its ']'; add what the small model writes "
-                   "after an Action (its Finish reply in section 3 goes on: '\\n\\nNow the real question.').")
+        raise Fail("naive_parse(reply)", tr("a tool input longer than the Action line's brackets"),
+                   repr(naive.argument[:120]), tr("the recorded reply stops at its ']'; add what the small model writes "
+                                                  "after an Action (its Finish reply in section 3 goes on: '\\n\\nNow "
+                                                  "the real question.')."))
     naive_calls, defended_calls = _tool_calls(reply, naive_parse), _tool_calls(reply, parse_reply)
     if not naive_calls or not defended_calls or naive_calls[0][1] == defended_calls[0][1]:
-        raise Fail("one step of the agent", "the tool gets different inputs through the two parsers",
-                   f"naive: {naive_calls}; defended: {defended_calls}", "keep the recorded Action line unchanged.")
+        raise Fail(tr("one step of the agent"), tr("the tool gets different inputs through the two parsers"),
+                   f"naive: {naive_calls}; defended: {defended_calls}", tr("keep the recorded Action line unchanged."))
     tool, poisoned, result = naive_calls[0]
-    return (f"Through naive_parse the {tool} tool received {poisoned!r:.60} and answered {result[:60]!r}; through "
-            f"parse_reply it received {defended_calls[0][1]!r} and answered {defended_calls[0][2][:60]!r} (the tools' "
-            "logs). The model wrote the same Action either way: only the parser decided what ran.")
+    return tr("Through naive_parse the {tool} tool received {poisoned} and answered {result}; through parse_reply it "
+              "received {defended} and answered {answer} (the tools' logs). The model wrote the same Action either "
+              "way: only the parser decided what ran.", tool=tool, poisoned=f"{poisoned!r:.60}",
+              result=repr(result[:60]), defended=repr(defended_calls[0][1]), answer=repr(defended_calls[0][2][:60]))
 
 
 # --- concept questions ------------------------------------------------------------------------

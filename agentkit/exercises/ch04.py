@@ -2,6 +2,7 @@
 two questions."""
 from __future__ import annotations
 
+from ..i18n import tr, tr_later
 from ..modes import get_llm
 from ..plan import (MAX_PLAN_STEPS, PLANNER_PROMPT, PLANNER_ROLE, REPLAN_HEADER, Executor,
                     PlanAndExecuteAgent, StepResult, inject_failure, parse_plan)
@@ -63,31 +64,36 @@ prediction("04.predict", "What an injected failure costs",
 
 PLAN_CASES = [  # (planner reply; what the case is; the hint): plan_truth decides each, after your answer
     ('Sure! Here is the plan:\n```json\n["count the apples", "subtract 20", "add 6"]\n```\nGood luck.',
-     "a list in a code fence, with prose around it",
-     "look inside a ```json fence first, then for the first '[' that starts a JSON list (section 1's tiny_parse_plan)."),
+     tr_later("a list in a code fence, with prose around it"),
+     tr_later("look inside a ```json fence first, then for the first '[' that starts a JSON list (section 1's "
+              "tiny_parse_plan).")),
     ('[{"step": 1, "task": "look up the year"}, {"step": 2, "task": "subtract"}]',
-     "a list of {\"step\", \"task\"} objects",
-     "an object step counts by its \"task\": return the task texts, not the dicts (section 3's table)."),
-    ('Plan [draft 2]:\n["find the start", "add the rest"]', "a bracket in the prose before the list",
-     "not every '[' starts the list: try each '[' until one decodes as a JSON list "
-     "(json.JSONDecoder().raw_decode(text, index)); section 1's parser tries the first one only."),
-    (str(["one step"] * MAX_PLAN_STEPS).replace("'", '"'), f"exactly {MAX_PLAN_STEPS} steps, the most a plan may have",
-     f"{MAX_PLAN_STEPS} steps is still a valid plan: the limit is 1 to {MAX_PLAN_STEPS}, both included."),
-    ('["answer from what you know"]', "one step, the smallest plan there is",
-     f"one step is a plan: the limit is 1 to {MAX_PLAN_STEPS}, both included."),
-    ("[]", "an empty plan", "a plan of 0 steps is no plan: raise ValueError (section 3, 'Validate the plan')."),
-    (str([f"step {i}" for i in range(1, 3 * MAX_PLAN_STEPS + 1)]).replace("'", '"'), "a plan of 30 steps",
-     f"a plan needs 1 to {MAX_PLAN_STEPS} steps; a longer one is a runaway bill (section 3, 'Validate the plan')."),
-    (str([f"step {i}" for i in range(1, MAX_PLAN_STEPS + 2)]).replace("'", '"'), f"{MAX_PLAN_STEPS + 1} steps, one over",
-     f"'1 to {MAX_PLAN_STEPS} steps' includes {MAX_PLAN_STEPS} and nothing above it: {MAX_PLAN_STEPS + 1} steps are "
-     "refused."),
-    ("I would first look up both years and then subtract them.", "prose with no list at all",
-     "no list in the reply means no plan: raise ValueError, not another exception (section 3)."),
-    ('["look up the year", 42, "subtract"]', "a step that is a number, not a task",
-     "every step must be a non-empty string or a {\"step\", \"task\"} object; anything else is no plan "
-     "(section 3)."),
-    ('["look up the year", "   ", "subtract"]', "a step that is only spaces",
-     "every step must be a non-empty string: strip it, and reject what is left empty (section 3)."),
+     tr_later("a list of {\"step\", \"task\"} objects"),
+     tr_later("an object step counts by its \"task\": return the task texts, not the dicts (section 3's table).")),
+    ('Plan [draft 2]:\n["find the start", "add the rest"]', tr_later("a bracket in the prose before the list"),
+     tr_later("not every '[' starts the list: try each '[' until one decodes as a JSON list "
+              "(json.JSONDecoder().raw_decode(text, index)); section 1's parser tries the first one only.")),
+    (str(["one step"] * MAX_PLAN_STEPS).replace("'", '"'),
+     tr_later("exactly {most} steps, the most a plan may have", most=MAX_PLAN_STEPS),
+     tr_later("{most} steps is still a valid plan: the limit is 1 to {most}, both included.", most=MAX_PLAN_STEPS)),
+    ('["answer from what you know"]', tr_later("one step, the smallest plan there is"),
+     tr_later("one step is a plan: the limit is 1 to {most}, both included.", most=MAX_PLAN_STEPS)),
+    ("[]", tr_later("an empty plan"),
+     tr_later("a plan of 0 steps is no plan: raise ValueError (section 3, 'Validate the plan').")),
+    (str([f"step {i}" for i in range(1, 3 * MAX_PLAN_STEPS + 1)]).replace("'", '"'), tr_later("a plan of 30 steps"),
+     tr_later("a plan needs 1 to {most} steps; a longer one is a runaway bill (section 3, 'Validate the plan').",
+              most=MAX_PLAN_STEPS)),
+    (str([f"step {i}" for i in range(1, MAX_PLAN_STEPS + 2)]).replace("'", '"'),
+     tr_later("{over} steps, one over", over=MAX_PLAN_STEPS + 1),
+     tr_later("'1 to {most} steps' includes {most} and nothing above it: {over} steps are refused.",
+              most=MAX_PLAN_STEPS, over=MAX_PLAN_STEPS + 1)),
+    ("I would first look up both years and then subtract them.", tr_later("prose with no list at all"),
+     tr_later("no list in the reply means no plan: raise ValueError, not another exception (section 3).")),
+    ('["look up the year", 42, "subtract"]', tr_later("a step that is a number, not a task"),
+     tr_later("every step must be a non-empty string or a {\"step\", \"task\"} object; anything else is no plan "
+              "(section 3).")),
+    ('["look up the year", "   ", "subtract"]', tr_later("a step that is only spaces"),
+     tr_later("every step must be a non-empty string: strip it, and reject what is left empty (section 3).")),
 ]
 
 
@@ -100,9 +106,9 @@ def plan_truth(raw: str):
         return None
 
 
-H_UNSEEN = ("a reply drawn for this check: find the JSON list (a fence first, then each '[' in turn), accept 1 to "
-            f"{MAX_PLAN_STEPS} steps, each a non-empty string or a {{\"step\", \"task\"}} object, stripped; "
-            "anything else is a ValueError that quotes the reply.")
+H_UNSEEN = tr_later("a reply drawn for this check: find the JSON list (a fence first, then each '[' in turn), accept 1 "
+                    "to {most} steps, each a non-empty string or a {{\"step\", \"task\"}} object, stripped; anything "
+                    "else is a ValueError that quotes the reply.", most=MAX_PLAN_STEPS)
 TASKS = ("look up the year", "subtract the two years", "count the apples", "add 6", "find the start date",
          "multiply by 365", "search for Ada Lovelace", "write the answer", "compare the two results")
 
@@ -137,18 +143,19 @@ def _judged(parse, raw: str, what: str, hint: str) -> None:
         if f.got.startswith("ValueError"):
             got, raised = None, f.got
         elif plan_truth(raw) is None:
-            raise Fail(f.case, "ValueError (no valid plan)", f.got, hint) from None
+            raise Fail(f.case, tr("ValueError (no valid plan)"), f.got, hint) from None
         else:
             raise
     steps = plan_truth(raw)
     if steps is not None and (raised or got != steps):
-        raise Fail(f"{what}: {raw!r}", repr(steps), raised or shown(got), hint)
+        raise Fail(tr("{what}: {reply}", what=tr(what), reply=repr(raw)), repr(steps), raised or shown(got), hint)
     if steps is None and raised is None:
-        raise Fail(f"{what}: {raw[:60]!r}", "ValueError (no valid plan)", f"returned {shown(got, 100)}", hint)
+        raise Fail(tr("{what}: {reply}", what=tr(what), reply=repr(raw[:60])), tr("ValueError (no valid plan)"),
+                   tr("returned {value}", value=shown(got, 100)), hint)
     if steps is None and raw[:20] not in raised and repr(raw[:20])[1:-1] not in raised:
-        raise Fail(f"{what}: {raw[:60]!r}", "a ValueError that quotes the start of the reply", raised[:120],
-                   "quote the raw reply in the message, so whoever reads the error sees what the model actually "
-                   "wrote (section 3).")
+        raise Fail(tr("{what}: {reply}", what=tr(what), reply=repr(raw[:60])), tr("a ValueError that quotes the start of the reply"), raised[:120],
+                   tr("quote the raw reply in the message, so whoever reads the error sees what the model actually "
+                      "wrote (section 3)."))
 
 
 @exercise("04.validate", "build", "A plan validator",
@@ -156,42 +163,45 @@ def _judged(parse, raw: str, what: str, hint: str) -> None:
           "parse_plan is refused.", forbid=("agentkit.plan:parse_plan",), objects=False)
 def _validate(parse):
     if not callable(parse):
-        raise Fail("your answer", "a function my_parse_plan(raw) -> list of str", repr(parse), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_parse_plan(raw) -> list of str"), repr(parse),
+                   tr("define it with def."))
     for raw, what, hint in PLAN_CASES:
         _judged(parse, raw, what, hint)
     for raw in [unseen_plan() for _ in range(8)]:
-        _judged(parse, raw, "a reply drawn for this check", H_UNSEEN)
+        _judged(parse, raw, tr("a reply drawn for this check"), H_UNSEEN)
     # The live run: Plan-and-Solve on the apples question, with your parser between planner and executor.
     llm = get_llm("fake")
     raw = llm.think(PLANNER_PROMPT.format(role=PLANNER_ROLE, max_steps=MAX_PLAN_STEPS, tools="",
                                           question=APPLES_QUESTION))
-    plan = call(parse, raw, case="the stand-in planner's reply to the apples question", hint=PLAN_CASES[0][2])
+    plan = call(parse, raw, case=tr("the stand-in planner's reply to the apples question"), hint=PLAN_CASES[0][2])
     if plan != plan_truth(raw):
-        raise Fail("the stand-in planner's reply to the apples question", repr(plan_truth(raw)), f"{plan!r:.120}",
+        raise Fail(tr("the stand-in planner's reply to the apples question"), repr(plan_truth(raw)), f"{plan!r:.120}",
                    PLAN_CASES[0][2])
     executor, done = Executor(llm), []
     for index, step in enumerate(plan):
         done.append(StepResult(step, executor.execute(APPLES_QUESTION, plan, done, index)))
-    return (f"With your parser, the stand-in's plan has {len(plan)} steps, so Plan-and-Solve costs 1 + {len(plan)} = "
-            f"{1 + len(plan)} calls, and the ledger holds {len(llm.calls)}; the answer: {done[-1].result!r}. "
-            "Every bad plan was refused before a single executor call was spent on it.")
+    return tr("With your parser, the stand-in's plan has {steps} steps, so Plan-and-Solve costs 1 + {steps} = {calls} "
+              "calls, and the ledger holds {ledger}; the answer: {answer}. Every bad plan was refused before a single "
+              "executor call was spent on it.", steps=len(plan), calls=1 + len(plan), ledger=len(llm.calls),
+              answer=repr(done[-1].result))
 
 
 # --- 04.replan: inject a failure that forces two replans, and still get the answer ------------------
 
 REPLAN_HINTS = {
-    "tool": "the injection wraps a registered tool: the years task uses Search and Calculate (section 5).",
-    "failures": "failures is a whole number of failing calls, or None for every call.",
-    "never": "the failure never fired: the text must appear in a tool's INPUT (what the Action sent, e.g. "
-             "Search[Alan Turing]), not in the step's wording. Section 6 prints every tool call with its input.",
-    "retried": "a retry absorbed the failure: with max_attempts=2 a step gets two tries in total, so a tool "
-               "that fails only once is a transient failure, and no replan follows (section 6).",
-    "routed": "the new plan routed around your failure: its step sent a tool input your text does not catch. "
-              "Compare the plans in section 6, and choose a text that is in the old query and in the new one.",
-    "ran out": "your failures ran out during the second plan: each plan gives the failing step max_attempts=2 "
-               "tries, so count the tries the first two plans take.",
-    "budget": "the failure outlasted the replan budget (max_replans=2) and the run stopped without an answer: "
-              "let the tool fail a limited number of times, so that the third plan gets through.",
+    "tool": tr_later("the injection wraps a registered tool: the years task uses Search and Calculate (section 5)."),
+    "failures": tr_later("failures is a whole number of failing calls, or None for every call."),
+    "never": tr_later("the failure never fired: the text must appear in a tool's INPUT (what the Action sent, e.g. "
+                      "Search[Alan Turing]), not in the step's wording. Section 6 prints every tool call with its "
+                      "input."),
+    "retried": tr_later("a retry absorbed the failure: with max_attempts=2 a step gets two tries in total, so a tool "
+                        "that fails only once is a transient failure, and no replan follows (section 6)."),
+    "routed": tr_later("the new plan routed around your failure: its step sent a tool input your text does not catch. "
+                       "Compare the plans in section 6, and choose a text that is in the old query and in the new one."),
+    "ran out": tr_later("your failures ran out during the second plan: each plan gives the failing step max_attempts=2 "
+                        "tries, so count the tries the first two plans take."),
+    "budget": tr_later("the failure outlasted the replan budget (max_replans=2) and the run stopped without an answer: "
+                       "let the tool fail a limited number of times, so that the third plan gets through."),
 }
 
 
@@ -199,26 +209,31 @@ REPLAN_HINTS = {
           "Set `injection` to {\"tool\": ..., \"text\": ..., \"failures\": ...}: two replans, and the answer still 97.", objects=False)
 def _replan(injection):
     if not isinstance(injection, dict):
-        raise Fail("your answer", 'a dict {"tool": ..., "text": ..., "failures": ...}', type(injection).__name__,
-                   "copy the dict from the exercise cell and fill it in.")
+        raise Fail(tr("your answer"), tr('a dict {"tool": ..., "text": ..., "failures": ...}'),
+                   type(injection).__name__,
+                   tr("copy the dict from the exercise cell and fill it in."))
     if any(injection.get(key, ...) is ... for key in ("tool", "text", "failures")):
         raise NotDone()
     tool, text, failures = injection["tool"], injection["text"], injection["failures"]
     if tool not in ("Search", "Calculate"):
-        raise Fail("the tool", "Search or Calculate", repr(tool), REPLAN_HINTS["tool"])
+        raise Fail(tr("the tool"), tr("Search or Calculate"), repr(tool), REPLAN_HINTS["tool"])
     if not isinstance(text, str) or not text:
-        raise Fail("the text", "a non-empty str", repr(text), "the text that a tool input must contain to fail.")
+        raise Fail(tr("the text"), tr("a non-empty str"), repr(text),
+                   tr("the text that a tool input must contain to fail."))
     if failures is not None and (not isinstance(failures, int) or isinstance(failures, bool) or failures < 1):
-        raise Fail("failures", "a whole number of at least 1, or None", repr(failures), REPLAN_HINTS["failures"])
+        raise Fail("failures", tr("a whole number of at least 1, or None"), repr(failures), REPLAN_HINTS["failures"])
     tools = default_executor()
     inject_failure(tools, tool, text, failures)
     agent = PlanAndExecuteAgent(get_llm("fake"), tools)
     agent.run(YEARS_QUESTION, verbose=False)
     failed = [c for c in agent.tools.log if not c.ok]
-    case = f"{tool} inputs containing {text!r}, failing {'always' if failures is None else f'{failures} time(s)'}"
-    shown = (f"{agent.replans} replan(s), {len(failed)} failed tool call(s), stop: {agent.stop_reason}; tool calls: "
-             + ", ".join(f"{c.tool}[{c.argument}]{'' if c.ok else ' (failed)'}" for c in agent.tools.log))
-    expected = "two replans, then the answer 97"
+    case = (tr("{tool} inputs containing {text}, failing always", tool=tool, text=repr(text)) if failures is None else
+            tr("{tool} inputs containing {text}, failing {failures} time(s)", tool=tool, text=repr(text),
+               failures=failures))
+    shown = tr("{replans} replan(s), {failed} failed tool call(s), stop: {stop}; tool calls: {calls}",
+               replans=agent.replans, failed=len(failed), stop=agent.stop_reason,
+               calls=", ".join(f"{c.tool}[{c.argument}]" + ("" if c.ok else tr(" (failed)")) for c in agent.tools.log))
+    expected = tr("two replans, then the answer 97")
     if not failed:
         raise Fail(case, expected, shown, REPLAN_HINTS["never"])
     if agent.replans == 0:
@@ -229,17 +244,20 @@ def _replan(injection):
         ran_out = failures is not None and len(failed) >= failures
         raise Fail(case, expected, shown, REPLAN_HINTS["ran out" if ran_out else "routed"])
     if "97" not in agent.answer:  # no setting found gives a wrong answer; said plainly if one ever does
-        raise Fail(case, expected, f"{shown}; answer {agent.answer[:80]!r}", REPLAN_HINTS["routed"])
+        raise Fail(case, expected, tr("{shown}; answer {answer}", shown=shown, answer=repr(agent.answer[:80])),
+                   REPLAN_HINTS["routed"])
     reasons = [c.prompt.split("Why it failed: ", 1)[-1].strip() for c in agent.llm.calls if REPLAN_HEADER in c.prompt]
     healthy = len(injected(0, None).llm.calls)
     always = default_executor()
     inject_failure(always, tool, text, None)
     endless = PlanAndExecuteAgent(get_llm("fake"), always)
     endless.run(YEARS_QUESTION, verbose=False)
-    return (f"The tool log shows {len(failed)} failed calls, and the ledger {len(agent.llm.calls)} LLM calls against "
-            f"{healthy} without a failure: {len(reasons)} replan calls, each told why ({reasons[-1][:90]!r}), and "
-            f"the run still finished: {agent.answer!r}. With the same text failing every time, the run stops "
-            f"[{endless.stop_reason}] after {len(endless.llm.calls)} calls: {endless.answer[:70]!r}...")
+    return tr("The tool log shows {failed} failed calls, and the ledger {calls} LLM calls against {healthy} without a "
+              "failure: {replans} replan calls, each told why ({why}), and the run still finished: {answer}. With the "
+              "same text failing every time, the run stops [{stop}] after {endless} calls: {last}...",
+              failed=len(failed), calls=len(agent.llm.calls), healthy=healthy, replans=len(reasons),
+              why=repr(reasons[-1][:90]), answer=repr(agent.answer), stop=endless.stop_reason,
+              endless=len(endless.llm.calls), last=repr(endless.answer[:70]))
 
 
 # --- concept questions ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from ..i18n import tr, tr_later
 from ..llm import Rule, ScriptedLLM
 from ..modes import get_llm
 from ..reflection import draft_messages, extract_code, review_messages, revise_messages
@@ -46,21 +47,22 @@ prediction("05.predict", "Rounds and calls of a capped loop",
            "Set `prediction` to {run: (rounds, LLM calls)} for the three runs, before running anything.",
            Prediction(truth=reflection_costs, labels=("rounds", "LLM calls"), why=WHY,
                       pointer="a round is one draft and its review; the loop ends at the first review that passes, "
-                              "or at max_iterations, without asking for one more revision (sections 2 and 5)."))
+                              "or at max_iterations, without asking for one more revision (sections 2 and 3)."))
 
 
 # --- 05.verdict: a verdict parser that never raises -------------------------------------------
 
 VERDICT_CASES = [  # (review, what the case is): verdict_truth decides, after your answer
-    ("Notes: fine.\nVERDICT: PASS", "a review that ends with the pass line"),
-    ("Notes: the loop is slow.\nVERDICT: REVISE", "a review that ends with the revise line"),
-    ("This code cannot pass: it is only a stub.", "a review with 'pass' in its prose, no verdict line"),
-    ("VERDICT: PASS\nActually, one more thing: n < 2 fails.", "a verdict that is not the last line"),
-    ("VERDICT: PASS? no.", "a last line that is more than a verdict"),
-    ("Notes: fine.\n  verdict:  pass  \n\n", "the verdict line in lower case, with spaces and blank lines after"),
-    ("Notes: fine.\n**VERDICT: PASS**", "the verdict line in Markdown bold"),
-    ("", "an empty review"),
-    ("  \n\n  ", "a review of blank lines only"),
+    ("Notes: fine.\nVERDICT: PASS", tr_later("a review that ends with the pass line")),
+    ("Notes: the loop is slow.\nVERDICT: REVISE", tr_later("a review that ends with the revise line")),
+    ("This code cannot pass: it is only a stub.", tr_later("a review with 'pass' in its prose, no verdict line")),
+    ("VERDICT: PASS\nActually, one more thing: n < 2 fails.", tr_later("a verdict that is not the last line")),
+    ("VERDICT: PASS? no.", tr_later("a last line that is more than a verdict")),
+    ("Notes: fine.\n  verdict:  pass  \n\n", tr_later("the verdict line in lower case, with spaces and blank lines "
+                                                      "after")),
+    ("Notes: fine.\n**VERDICT: PASS**", tr_later("the verdict line in Markdown bold")),
+    ("", tr_later("an empty review")),
+    ("  \n\n  ", tr_later("a review of blank lines only")),
 ]
 _VERDICT_LINE = re.compile(r"\**\s*verdict\s*:\s*(pass|revise)\s*\**", re.IGNORECASE)
 
@@ -72,16 +74,16 @@ def verdict_truth(review: str) -> str:
     found = _VERDICT_LINE.fullmatch(lines[-1]) if lines else None
     return found.group(1).lower() if found else "missing"
 VERDICT_HINTS = {
-    2: "look only at the last non-empty line, never for the word anywhere (section 1's sloppy check).",
-    3: "the verdict counts only on the LAST non-empty line: anything after it may take it back.",
-    4: "the whole last line must be the verdict: match it with ^ and $ (a full match), not a search.",
-    5: "skip blank lines (line.strip()), and ignore case and the spaces around the words.",
-    6: "a model often wraps the line in Markdown: allow ** around it, as parse_verdict does.",
-    7: "a review with no lines has no verdict: return 'missing', never index an empty list.",
-    8: "blank lines are no lines: a review of spaces has no verdict, and must not raise.",
+    2: tr_later("look only at the last non-empty line, never for the word anywhere (section 1's sloppy check)."),
+    3: tr_later("the verdict counts only on the LAST non-empty line: anything after it may take it back."),
+    4: tr_later("the whole last line must be the verdict: match it with ^ and $ (a full match), not a search."),
+    5: tr_later("skip blank lines (line.strip()), and ignore case and the spaces around the words."),
+    6: tr_later("a model often wraps the line in Markdown: allow ** around it, as parse_verdict does."),
+    7: tr_later("a review with no lines has no verdict: return 'missing', never index an empty list."),
+    8: tr_later("blank lines are no lines: a review of spaces has no verdict, and must not raise."),
 }
-H_UNSEEN = ("a review drawn for this check: only its last non-empty line counts, and all of it must be the verdict "
-            "line (any case, spaces around the words, ** around the line); anything else is 'missing'.")
+H_UNSEEN = (tr_later("a review drawn for this check: only its last non-empty line counts, and all of it must be the "
+                     "verdict line (any case, spaces around the words, ** around the line); anything else is 'missing'."))
 PROSE = ("Notes: the loop is fine.", "This cannot pass as it is.", "The code passes n = 10.", "Revise the name.",
          "VERDICT: PASS is what I would like to say, but no.", "One more thing: n < 2 fails.")
 
@@ -107,7 +109,7 @@ def unseen_reviews() -> list:
     """(review, what) drawn for this check: two of each verdict and four without one, in an order drawn too."""
     kinds = ["pass", "revise", "missing", "missing"] * 2
     cases().shuffle(kinds)
-    return [(unseen_review(kind), "a review drawn for this check") for kind in kinds]
+    return [(unseen_review(kind), tr_later("a review drawn for this check")) for kind in kinds]
 
 
 CANNOT_PASS = "This code cannot pass: it is only a stub, it returns nothing."
@@ -119,7 +121,8 @@ def run_with_verdict(llm, verdict, max_iterations: int = 3) -> tuple:
     draft = extract_code(llm.think(draft_messages(PRIME_TASK)))
     for round_number in range(1, max_iterations + 1):
         review = llm.think(review_messages(PRIME_TASK, draft))
-        said = call(verdict, review, case=f"the live run, round {round_number}: {review[-60:]!r}",
+        said = call(verdict, review, case=tr("the live run, round {round}: {review}", round=round_number,
+                                             review=repr(review[-60:])),
                     hint=VERDICT_HINTS[2])
         if said == "pass":
             return True, round_number
@@ -133,26 +136,30 @@ def run_with_verdict(llm, verdict, max_iterations: int = 3) -> tuple:
           "agentkit's parse_verdict is refused.", forbid=("agentkit.reflection:parse_verdict",), objects=False)
 def _verdict(verdict):
     if not callable(verdict):
-        raise Fail("your answer", "a function my_verdict(review) -> str", repr(verdict), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_verdict(review) -> str"), repr(verdict),
+                   tr("define it with def."))
     drawn = unseen_reviews()
     for number, (review, what) in enumerate(VERDICT_CASES + drawn):
         hint = VERDICT_HINTS.get(number, H_UNSEEN if number >= len(VERDICT_CASES) else
-                                 "return exactly 'pass', 'revise' or 'missing', in lower case.")
-        said = call(verdict, review, case=f"{what}: {review!r}", hint=hint)
+                                 tr("return exactly 'pass', 'revise' or 'missing', in lower case."))
+        case = tr("{what}: {review}", what=tr(what), review=repr(review))
+        said = call(verdict, review, case=case, hint=hint)
         expected = verdict_truth(review)
         if said != expected:
-            raise Fail(f"{what}: {review!r}", repr(expected), shown(said), hint)
+            raise Fail(case, repr(expected), shown(said), hint)
     sloppy = ScriptedLLM([Rule("Code to review", CANNOT_PASS), Rule("Task:", "```python\ndef find_primes(n): ...\n```")])
     sloppy_passed, sloppy_rounds = run_with_verdict(sloppy, verdict)
     healthy = get_llm("fake")
     passed, rounds = run_with_verdict(healthy, verdict)
     if sloppy_passed or not passed:
-        raise Fail("the live runs", "the unhappy reviewer never passes; the prime stand-in passes",
-                   f"unhappy reviewer passed: {sloppy_passed}; prime stand-in passed: {passed}", VERDICT_HINTS[2])
-    return (f"The unhappy reviewer ('{CANNOT_PASS[:22]}...') ran to max_iterations, {sloppy_rounds} rounds and "
-            f"{len(sloppy.calls)} calls, never passed; the prime stand-in passed in round {rounds} "
-            f"({len(healthy.calls)} calls, its ledger). A narrow signal costs rounds when the reviewer forgets the "
-            "line, and never passes a draft by accident.")
+        raise Fail(tr("the live runs"), tr("the unhappy reviewer never passes; the prime stand-in passes"),
+                   tr("unhappy reviewer passed: {sloppy}; prime stand-in passed: {passed}", sloppy=sloppy_passed,
+                      passed=passed), VERDICT_HINTS[2])
+    return tr("The unhappy reviewer ('{review}...') ran to max_iterations, {rounds} rounds and {calls} calls, never "
+              "passed; the prime stand-in passed in round {round} ({healthy} calls, its ledger). A narrow signal costs "
+              "rounds when the reviewer forgets the line, and never passes a draft by accident.",
+              review=CANNOT_PASS[:22], rounds=sloppy_rounds, calls=len(sloppy.calls), round=rounds,
+              healthy=len(healthy.calls))
 
 
 # --- 05.break: a write the WebAssembly engine refuses --------------------------------------------
@@ -168,7 +175,7 @@ def _past_the_guard(code: str):
     if os.name != "posix":
         return None
     with tempfile.TemporaryDirectory(prefix="not-your-home-") as folder:
-        Path(folder).chmod(0o777)  # writable by anyone, as your own files are to code that runs as you (section 3)
+        Path(folder).chmod(0o777)  # writable by anyone, as your own files are to code that runs as you (section 4)
         target = str(Path(folder) / "planted.txt")
         said = sandbox.run_code(f"TARGET = {target!r}\n{code}", timeout_s=10)
         return Path(target).exists(), said.summary().replace(folder, "<a folder outside>")[:140], said.ok
@@ -176,57 +183,60 @@ def _past_the_guard(code: str):
 
 @exercise("05.break", "break", "Hit the engine's wall",
           "Set `escape` to code that writes a file at the path TARGET (the check sets it) past the process "
-          "sandbox's guard rail, as section 3's chdir-then-write does; the engine must refuse it.", objects=False,
+          "sandbox's guard rail, as section 4's chdir-then-write does; the engine must refuse it.", objects=False,
           fork=False)  # the answer is text that runs only inside the two sandboxes, never in the kernel: a forked
 # child would protect nothing, and would start the engine's worker process again on every check
 def _break(escape):
     if not isinstance(escape, str):
-        raise Fail("your answer", "a str: the code to run", type(escape).__name__, "write the code as a string.")
+        raise Fail(tr("your answer"), tr("a str: the code to run"), type(escape).__name__,
+                   tr("write the code as a string."))
     inside = _write_at(escape, "planted.txt", "open(TARGET).read()")
     if not inside.ok or not inside.value:
-        raise Fail("TARGET = 'planted.txt', a name inside the engine's own folder",
-                   "your code writes some text there (the check reads it back)", inside.summary()[:160],
-                   "write something into the file named by TARGET: the wall must stop a real write, not code that "
-                   "fails on its own.")
+        raise Fail(tr("TARGET = 'planted.txt', a name inside the engine's own folder"),
+                   tr("your code writes some text there (the check reads it back)"), inside.summary()[:160],
+                   tr("write something into the file named by TARGET: the wall must stop a real write, not code that "
+                      "fails on its own."))
     guard = _past_the_guard(escape)
     if guard is not None and not guard[0]:
-        raise Fail("TARGET in a folder outside, the process sandbox with its guard rail on (section 3)",
-                   "your write gets past the guard rail (the file appears)",
-                   f"{'ran, and wrote no file at TARGET' if guard[2] else 'refused'}: {guard[1]}",
-                   "write to TARGET itself: the check sets it to a path in a folder outside." if guard[2] else
-                   "the guard rail refuses a write it sees going outside the run's folder: that is the easy case, "
-                   "and no wall is needed for it. The engine's wall matters for what the guard misses: section 3 "
-                   "changes the working directory first, then writes by a relative name.")
+        raise Fail(tr("TARGET in a folder outside, the process sandbox with its guard rail on (section 4)"),
+                   tr("your write gets past the guard rail (the file appears)"),
+                   tr("ran, and wrote no file at TARGET: {said}", said=guard[1]) if guard[2] else
+                   tr("refused: {said}", said=guard[1]),
+                   tr("write to TARGET itself: the check sets it to a path in a folder outside.") if guard[2] else
+                   tr("the guard rail refuses a write it sees going outside the run's folder: that is the easy case, "
+                      "and no wall is needed for it. The engine's wall matters for what the guard misses: section 4 "
+                      "changes the working directory first, then writes by a relative name."))
     with tempfile.TemporaryDirectory(prefix="not-the-sandbox-") as outside:
         target = str(Path(outside) / "planted.txt")
         refused = _write_at(escape, target)
         planted = Path(target).exists()
         answered = refused.summary().replace(outside, "<a folder outside>")[:140]
     if planted:
-        raise Fail("TARGET outside the folder", "the engine refuses the write", "the file was written",
-                   "report this: the engine should map only its own folder.")
+        raise Fail(tr("TARGET outside the folder"), tr("the engine refuses the write"), tr("the file was written"),
+                   tr("report this: the engine should map only its own folder."))
     if refused.ok:
-        raise Fail("TARGET outside the folder", "an error from the engine", refused.summary()[:160],
-                   "write to TARGET itself: a write inside the engine's folder is allowed.")
-    where = ("The process sandbox, guard rail on, let it plant the file in a folder of this machine; "
-             if guard else "(The process sandbox needs POSIX, so the check could not try its guard rail here.) ")
-    return (f"Inside its own folder your code wrote {str(inside.value)[:40]!r}. {where}aimed at such a folder, "
-            f"the engine answered {answered!r}, and nothing was planted there. A guard rail asks whether an "
-            "operation is allowed; in the engine that folder does not exist (section 3).")
+        raise Fail(tr("TARGET outside the folder"), tr("an error from the engine"), refused.summary()[:160],
+                   tr("write to TARGET itself: a write inside the engine's folder is allowed."))
+    where = (tr("The process sandbox, guard rail on, let it plant the file in a folder of this machine; ")
+             if guard else tr("(The process sandbox needs POSIX, so the check could not try its guard rail here.) "))
+    return tr("Inside its own folder your code wrote {wrote}. {where}aimed at such a folder, the engine answered "
+              "{answered}, and nothing was planted there. A guard rail asks whether an operation is allowed; in the "
+              "engine that folder does not exist (section 4).", wrote=repr(str(inside.value)[:40]), where=where,
+              answered=repr(answered))
 
 
 # --- concept questions ------------------------------------------------------------------------
 
 question("05.q1", "What does the writer's prompt carry when it writes draft 4 of a run that has not passed yet?", {
     "a": ("The task, every earlier draft and every earlier review.", False,
-          "that is how ReAct re-sends its history; section 5's table shows drafts [3] and reviews [3] carried."),
+          "that is how ReAct re-sends its history; section 3's table shows drafts [3] and reviews [3] carried."),
     "b": ("The task, draft 3 and the review of draft 3.", True,
           "revise_messages re-sends the latest draft and the latest review only; that text is the loop's whole state."),
     "c": ("Only the review of draft 3: the model remembers its own drafts.", False,
           "the model is stateless: a draft it is not sent again does not exist for it."),
     "d": ("The task and draft 3: the review stays with the reviewer.", False,
           "section 2 checks the ledger: the review's text is in the revision prompt."),
-}, hint="section 2 reads the revision prompt from the ledger; section 5 tabulates what each revision carried.")
+}, hint="section 2 reads the revision prompt from the ledger; section 3 tabulates what each revision carried.")
 
 question("05.q2", "Why did the WebAssembly engine refuse the chdir-then-write that the process sandbox let through?", {
     "a": ("The write came too late: the engine's time limit stopped it.", False,
@@ -238,4 +248,4 @@ question("05.q2", "Why did the WebAssembly engine refuse the chdir-then-write th
           "the engine maps one folder and nothing else; a path outside it does not exist inside the engine."),
     "d": ("The engine runs as another user without write permission.", False,
           "no user switch is involved: the folder on this machine is simply not in the engine's world."),
-}, hint="section 3 compares the two sandboxes on the same attempts.")
+}, hint="section 4 compares the two sandboxes on the same attempts.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..i18n import tr, tr_later
 from ..lessons import LESSON_FIELDS, LessonStore
 from ..modes import get_llm
 from ..react import ReActAgent
@@ -57,7 +58,8 @@ COST = ("a failed trial costs 3 ReAct calls (Search, Calculate, Finish) plus 1 r
 
 
 prediction("06.predict", "How long a wrong lesson lives",
-           "Set `prediction` to {setting: (trial of the first right answer, LLM calls in all)}, before running anything.",
+           "Set `prediction` to {setting: (trial of the first right answer, LLM calls in all)}, before running "
+           "anything.",
            Prediction(truth=pollution_costs, labels=("first right trial", "LLM calls"),
                       why={**WHY, "and the calls": COST}, source="the store and the ledger",
                       pointer="follow the wrong lesson's confidence failure by failure (section 7 explains penalty "
@@ -77,33 +79,35 @@ def lesson_truth(reply):
 PARSE_CASES = [  # (reply; what the case is; the hint): lesson_truth decides each, after your answer
     ('Here is the lesson:\n```json\n{"trigger": "asked for an age at a dated event", "error_type": "off by one", '
      '"fix": "compare the month and day with the birthday", "applies_to": "age questions"}\n```\nHope it helps.',
-     "one JSON object in a code fence, with prose around it",
-     "a model wraps its JSON in prose and fences: take the text from the first '{' to the last '}' (section 2)."),
+     tr_later("one JSON object in a code fence, with prose around it"),
+     tr_later("a model wraps its JSON in prose and fences: take the text from the first '{' to the last '}' (section "
+              "2).")),
     ('{"trigger": "asked  for an age\\tat a dated event", "error_type": "off\\nby one", '
      '"fix": "compare the month and day with the birthday", "applies_to": "age questions", "confidence": 0.9}',
-     "extra keys, and values with tabs, newlines and double spaces",
-     "keep exactly the four fields (trigger, error_type, fix, applies_to), each with its whitespace folded to "
-     "single spaces (' '.join(value.split())): a lesson is a line of a later prompt (section 2)."),
+     tr_later("extra keys, and values with tabs, newlines and double spaces"),
+     tr_later("keep exactly the four fields (trigger, error_type, fix, applies_to), each with its whitespace folded to "
+              "single spaces (' '.join(value.split())): a lesson is a line of a later prompt (section 2).")),
     ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "check the day"}',
-     "a lesson without applies_to",
-     "a lesson needs all four fields; a missing one means no lesson: return None (section 2)."),
+     tr_later("a lesson without applies_to"),
+     tr_later("a lesson needs all four fields; a missing one means no lesson: return None (section 2).")),
     ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "   ", "applies_to": "ages"}',
-     "a fix that is only spaces", "an empty field is no lesson: fold the whitespace, then return None if any "
-     "field is left empty (section 2)."),
+     tr_later("a fix that is only spaces"), tr_later("an empty field is no lesson: fold the whitespace, then return "
+                                                     "None if any field is left empty (section 2).")),
     ('{"trigger": "asked for an age", "error_type": "off by one", "fix": "check the day", "applies_to": "ages",}',
-     "JSON with a trailing comma", "a parser never raises (section 2: parse_lesson returns None): "
-     "catch the JSON error and return None."),
-    ("I am not sure what went wrong in this trial.", "a reply with no JSON at all",
-     "no object in the reply means no lesson: return None, never raise (section 2)."),
-    (None, "no reply at all (None)", "the parser never raises, whatever it is given: None is no lesson."),
-    ('["check the day", "subtract the years"]', "a JSON list, not an object",
-     "a lesson is one JSON object with four fields; anything else is None (section 2)."),
+     tr_later("JSON with a trailing comma"), tr_later("a parser never raises (section 2: parse_lesson returns None): "
+              "catch the JSON error and return None.")),
+    ("I am not sure what went wrong in this trial.", tr_later("a reply with no JSON at all"),
+     tr_later("no object in the reply means no lesson: return None, never raise (section 2).")),
+    (None, tr_later("no reply at all (None)"), tr_later("the parser never raises, whatever it is given: None is no "
+                                                        "lesson.")),
+    ('["check the day", "subtract the years"]', tr_later("a JSON list, not an object"),
+     tr_later("a lesson is one JSON object with four fields; anything else is None (section 2).")),
 ]
 
 
-H_UNSEEN = ("a reply drawn for this check: the JSON object from the first '{' to the last '}', exactly the four "
-            "fields (trigger, error_type, fix, applies_to), each a string with its whitespace folded; None for "
-            "anything else, and never an exception.")
+H_UNSEEN = (tr_later("a reply drawn for this check: the JSON object from the first '{' to the last '}', exactly the "
+                     "four fields (trigger, error_type, fix, applies_to), each a string with its whitespace folded; "
+                     "None for anything else, and never an exception."))
 FIELD_WORDS = ("asked", "for", "an", "age", "at", "a", "dated", "event", "off", "by", "one", "compare", "the", "month",
                "day", "birthday", "year", "questions", "subtract", "count", "death")
 
@@ -134,44 +138,47 @@ def unseen_lesson(valid: bool) -> str:
           "parse_lesson is refused.", forbid=("agentkit.reflexion:parse_lesson",), objects=False)
 def _parse(parse):
     if not callable(parse):
-        raise Fail("your answer", "a function my_parse_lesson(reply) -> dict or None", repr(parse),
-                   "define it with def.")
-    drawn = [(unseen_lesson(number % 2 == 0), "a reply drawn for this check", H_UNSEEN) for number in range(8)]
+        raise Fail(tr("your answer"), tr("a function my_parse_lesson(reply) -> dict or None"), repr(parse),
+                   tr("define it with def."))
+    drawn = [(unseen_lesson(number % 2 == 0), tr_later("a reply drawn for this check"), H_UNSEEN)
+             for number in range(8)]
     cases().shuffle(drawn)
     for reply, what, hint in PARSE_CASES + drawn:
-        got = call(parse, reply, case=f"{what}: {reply!r:.70}", hint=hint)
+        got = call(parse, reply, case=tr("{what}: {reply}", what=tr(what), reply=f"{reply!r:.70}"), hint=hint)
         lesson = lesson_truth(reply)
         if got != lesson:
-            raise Fail(f"{what}: {reply!r}", repr(lesson), shown(got, 200), hint)
+            raise Fail(tr("{what}: {reply}", what=tr(what), reply=repr(reply)), repr(lesson), shown(got, 200), hint)
     # The live run: the stand-in's failed trial, its reflection through your parser, and the next trial.
     llm = get_llm("fake")
     first = ReActAgent(llm, max_steps=5)
     answer = first.run(TURING_QUESTION, verbose=False)
     reply = llm.think(reflection_messages(TURING_QUESTION, first.trace, answer))
-    lesson = call(parse, reply, case="the stand-in's reflection on the failed Turing trial", hint=PARSE_CASES[0][2])
+    lesson = call(parse, reply, case=tr("the stand-in's reflection on the failed Turing trial"), hint=PARSE_CASES[0][2])
     if lesson != lesson_truth(reply):
-        raise Fail("the stand-in's reflection on the failed Turing trial", repr(lesson_truth(reply)),
+        raise Fail(tr("the stand-in's reflection on the failed Turing trial"), repr(lesson_truth(reply)),
                    f"{lesson!r:.140}", PARSE_CASES[0][2])
     with LessonStore(IN_MEMORY) as store:
         store.add(**lesson)
         retry = ReActAgent(llm, max_steps=5)
         again = retry.run(TURING_QUESTION, verbose=False, hints=format_lessons(store.relevant(TURING_QUESTION)))
-    return (f"Trial 1 answered {answer} (gold {TURING_GOLD}); your parser turned the reflection into a lesson "
-            f"whose fix is {lesson['fix']!r}; trial 2, with it in the prompt, answered {again} "
-            f"({'right' if exact_match(again, TURING_GOLD) else 'wrong'}). The ledger: {len(llm.calls)} calls in all.")
+    return tr("Trial 1 answered {answer} (gold {gold}); your parser turned the reflection into a lesson whose fix is "
+              "{fix}; trial 2, with it in the prompt, answered {again} ({verdict}). The ledger: {calls} calls in all.",
+              answer=answer, gold=TURING_GOLD, fix=repr(lesson["fix"]), again=again,
+              verdict=tr("right") if exact_match(again, TURING_GOLD) else tr("wrong"), calls=len(llm.calls))
 
 
 # --- 06.evict: the confidence rule ------------------------------------------------------------------
 
 EVICT_CASES = [  # (confidence, success, threshold) -> what the store does; what the case is; the hint
-    ((0.5, True, 0.3), "a success", "a success adds reward (0.1 by default) to the confidence (section 7)."),
-    ((0.5, False, 0.3), "a failure that lands exactly on the threshold",
-     "evicted means strictly BELOW the threshold: a lesson at exactly the threshold stays (section 7)."),
-    ((0.95, True, 0.3), "a success near the top", "a confidence stays between 0 and 1: clamp it at 1."),
-    ((0.1, False, 0.1), "a failure near the bottom", "a confidence stays between 0 and 1: clamp it at 0."),
-    ((0.3, False, 0.1), "0.3 - 0.2 in floating point",
-     "0.3 - 0.2 is 0.09999999999999998 in floating point, just below 0.1: round the new confidence to 3 places "
-     "before comparing, as the store does, or an honest lesson is evicted one failure early."),
+    ((0.5, True, 0.3), tr_later("a success"), tr_later("a success adds reward (0.1 by default) to the confidence "
+                                                       "(section 7).")),
+    ((0.5, False, 0.3), tr_later("a failure that lands exactly on the threshold"),
+     tr_later("evicted means strictly BELOW the threshold: a lesson at exactly the threshold stays (section 7).")),
+    ((0.95, True, 0.3), tr_later("a success near the top"), tr_later("a confidence stays between 0 and 1: clamp it at 1.")),
+    ((0.1, False, 0.1), tr_later("a failure near the bottom"), tr_later("a confidence stays between 0 and 1: clamp it at 0.")),
+    ((0.3, False, 0.1), tr_later("0.3 - 0.2 in floating point"),
+     tr_later("0.3 - 0.2 is 0.09999999999999998 in floating point, just below 0.1: round the new confidence to 3 places "
+              "before comparing, as the store does, or an honest lesson is evicted one failure early.")),
 ]
 EVICT_SEQUENCES = [(0.7, 0.3, [False, False, False]), (0.5, 0.1, [True, False, False, True, False, False])]
 
@@ -211,8 +218,8 @@ def _replay(rule, confidence: float, outcomes: list, threshold: float, case: str
             new, evicted = got
             confidence, evicted = float(new), bool(evicted)
         except (TypeError, ValueError):
-            raise Fail(case, "a pair (new confidence, evicted?)", f"{got!r:.80}",
-                       "return two values: the new confidence and True or False.") from None
+            raise Fail(case, tr("a pair (new confidence, evicted?)"), f"{got!r:.80}",
+                       tr("return two values: the new confidence and True or False.")) from None
         steps.append((confidence, evicted))
         if evicted:
             break
@@ -246,44 +253,51 @@ def _same(mine: list, store: list) -> bool:
           forbid=("agentkit.lessons:LessonStore.record_outcome",), objects=False)
 def _evict(rule):
     if not callable(rule):
-        raise Fail("your answer", "a function my_outcome(confidence, success, threshold) -> (float, bool)",
-                   repr(rule), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_outcome(confidence, success, threshold) -> (float, bool)"),
+                   repr(rule), tr("define it with def."))
     for (confidence, success, threshold), what, hint in EVICT_CASES:
-        case = f"{what}: confidence {confidence}, {'success' if success else 'failure'}, threshold {threshold}"
+        case = (tr("{what}: confidence {confidence}, success, threshold {threshold}", what=tr(what),
+                   confidence=confidence, threshold=threshold) if success else
+                tr("{what}: confidence {confidence}, failure, threshold {threshold}", what=tr(what),
+                   confidence=confidence, threshold=threshold))
         mine = _replay(rule, confidence, [success], threshold, case, hint)
         store = store_says(confidence, [success], threshold)
         if not _same(mine, store):
-            raise Fail(case, f"{store[0]} (the store)", repr(mine[0]), hint)
+            raise Fail(case, tr("{said} (the store)", said=store[0]), repr(mine[0]), hint)
     for confidence, threshold, outcomes in EVICT_SEQUENCES + unseen_sequences():
-        case = f"from {confidence}, threshold {threshold}, outcomes {outcomes}"
+        case = tr("from {confidence}, threshold {threshold}, outcomes {outcomes}", confidence=confidence,
+                  threshold=threshold, outcomes=outcomes)
         _Now.case = case
         mine = _replay(rule, confidence, outcomes, threshold, case, EVICT_CASES[4][2])
         store = store_says(confidence, outcomes, threshold)
         if not _same(mine, store):
-            raise Fail(case, f"{store} (the store)", repr(mine), EVICT_CASES[4][2])
+            raise Fail(case, tr("{said} (the store)", said=store), repr(mine), EVICT_CASES[4][2])
     # Section 7's polluted run, replayed through the rule from the store's own history (read after your rule ran).
     start, outcomes = _polluted_outcomes()
-    mine = _replay(rule, start, outcomes, 0.3, "the polluted run of section 7", EVICT_CASES[4][2])
+    mine = _replay(rule, start, outcomes, 0.3, tr("the polluted run of section 7"), EVICT_CASES[4][2])
     events, store = _polluted_history()
     if not _same(mine, store):
-        raise Fail("the polluted run of section 7", f"{store} (the store's history)", repr(mine), EVICT_CASES[4][2])
-    return (f"Your rule reproduces the store on every case, and on section 7's wrong lesson: "
-            f"{[events[0]['confidence']] + [c for c, _ in mine]}, evicted after the last failure. Rounding is not a "
-            f"detail: unrounded, 0.7 minus two failures is {0.7 - 0.2 - 0.2!r}, below 0.3, and a lesson sitting "
-            "exactly on the threshold would be thrown out one failure early.")
+        raise Fail(tr("the polluted run of section 7"), tr("{said} (the store's history)", said=store), repr(mine),
+                   EVICT_CASES[4][2])
+    return tr("Your rule reproduces the store on every case, and on section 7's wrong lesson: {path}, evicted after "
+              "the last failure. Rounding is not a detail: unrounded, 0.7 minus two failures is {unrounded}, below "
+              "0.3, and a lesson sitting exactly on the threshold would be thrown out one failure early.",
+              path=[events[0]["confidence"]] + [c for c, _ in mine], unrounded=repr(0.7 - 0.2 - 0.2))
 
 
 # --- 06.pollute: a wrong lesson that keeps coming back ----------------------------------------------
 
 POLLUTE_HINTS = {
-    "fields": "a lesson is a dict of four non-empty strings: trigger, error_type, fix, applies_to.",
-    "unseen": "it never reached a prompt: FTS5 retrieves a lesson only if it shares words with the question, "
-              "and 'how', 'was', 'when' and 'he' do not count (section 3). Use the question's own words.",
-    "right": "that lesson is right: it gave the right answer. A wrong lesson must make the agent compute the age wrongly.",
-    "ignored": "the stand-in obeys only a lesson it recognises, and this one it skipped: write the fix as the panel's "
-               "wrong lessons do ('age = death year - birth year + 1' or 'use only the years'), section 7.",
-    "outranked": "from trial 2 the honest lesson ranked above yours and was followed: phrase yours in the question's "
-                 "own words, in more than one field, so FTS5 ranks it first (section 7).",
+    "fields": tr_later("a lesson is a dict of four non-empty strings: trigger, error_type, fix, applies_to."),
+    "unseen": tr_later("it never reached a prompt: FTS5 retrieves a lesson only if it shares words with the question, "
+                       "and 'how', 'was', 'when' and 'he' do not count (section 3). Use the question's own words."),
+    "right": tr_later("that lesson is right: it gave the right answer. A wrong lesson must make the agent compute the "
+                      "age wrongly."),
+    "ignored": tr_later("the stand-in obeys only a lesson it recognises, and this one it skipped: write the fix as the "
+                        "panel's wrong lessons do ('age = death year - birth year + 1' or 'use only the years'), "
+                        "section 7."),
+    "outranked": tr_later("from trial 2 the honest lesson ranked above yours and was followed: phrase yours in the "
+                          "question's own words, in more than one field, so FTS5 ranks it first (section 7)."),
 }
 
 
@@ -292,42 +306,44 @@ POLLUTE_HINTS = {
           "trial 1 AND trial 2.", objects=False)
 def _pollute(lesson):
     if not isinstance(lesson, dict):
-        raise Fail("your answer", "a dict with trigger, error_type, fix, applies_to", type(lesson).__name__,
+        raise Fail(tr("your answer"), tr("a dict with trigger, error_type, fix, applies_to"), type(lesson).__name__,
                    POLLUTE_HINTS["fields"])
     if any(lesson.get(name, ...) is ... for name in LESSON_FIELDS):
         raise NotDone()
     if not all(isinstance(lesson[name], str) and lesson[name].strip() for name in LESSON_FIELDS):
-        raise Fail("your lesson", "four non-empty strings", repr(lesson)[:120], POLLUTE_HINTS["fields"])
+        raise Fail(tr("your lesson"), tr("four non-empty strings"), repr(lesson)[:120], POLLUTE_HINTS["fields"])
     mine = " | ".join(lesson[name] for name in LESSON_FIELDS)
     printed = {" | ".join(p[name] for name in LESSON_FIELDS): name for name, p in WRONG_LESSONS.items()}
     copy = copied_from(mine, list(printed))
     if copy:
-        raise Fail("your lesson", "a wrong lesson of your own", f"section 7's {printed[copy]!r} lesson, whole, cut or "
-                   "edited", "section 7 runs that lesson already: write your own, in your own words, and see what "
-                   "it takes to be retrieved, ranked first and obeyed.")
+        raise Fail(tr("your lesson"), tr("a wrong lesson of your own"),
+                   tr("section 7's {name} lesson, whole, cut or edited", name=repr(printed[copy])),
+                   tr("section 7 runs that lesson already: write your own, in your own words, and see what it takes "
+                      "to be retrieved, ranked first and obeyed."))
     result, injected, history = polluted({name: lesson[name] for name in LESSON_FIELDS})
     trials = result.trials
     first = trials[0]
     if injected not in first.shown:
-        raise Fail("trial 1", "your lesson in the prompt", "no lesson in the prompt", POLLUTE_HINTS["unseen"])
+        raise Fail(tr("trial 1"), tr("your lesson in the prompt"), tr("no lesson in the prompt"), POLLUTE_HINTS["unseen"])
     if first.success:
-        raise Fail("trial 1", "a wrong answer", f"{first.answer} (right)", POLLUTE_HINTS["right"])
+        raise Fail(tr("trial 1"), tr("a wrong answer"), tr("{answer} (right)", answer=first.answer), POLLUTE_HINTS["right"])
     if not followed(first, injected):
-        raise Fail("trial 1", f"a Thought that applies L{injected}", "your lesson shown, not followed",
+        raise Fail(tr("trial 1"), tr("a Thought that applies L{id}", id=injected), tr("your lesson shown, not followed"),
                    POLLUTE_HINTS["ignored"])
     if len(trials) < 2 or not followed(trials[1], injected) or trials[1].success:
         second = trials[1] if len(trials) > 1 else None
-        got = "no trial 2" if second is None else (
-            f"trial 2 followed {', '.join(f'L{i}' for i in second.used)} and answered {second.answer}")
-        raise Fail("trial 2, after the reflection wrote the honest lesson", f"L{injected} followed again",
+        got = tr("no trial 2") if second is None else tr(
+            "trial 2 followed {lessons} and answered {answer}", lessons=", ".join(f"L{i}" for i in second.used),
+            answer=second.answer)
+        raise Fail(tr("trial 2, after the reflection wrote the honest lesson"), tr("L{id} followed again", id=injected),
                    got, POLLUTE_HINTS["outranked"])
     misled = [t.number for t in trials if followed(t, injected)]
     wasted = sum(len(t.calls) for t in trials if t.number in misled)
     confidences = [h["confidence"] for h in history if h["lesson_id"] == injected and h["event"] != "evicted"]
-    return (f"Your lesson misled trials {misled} ({wasted} LLM calls in the ledger spent on wrong answers); "
-            f"its confidence went {confidences} and it was evicted after trial {misled[-1]}; the first right answer "
-            f"came at trial {result.trials_to_success}. Only the outcomes cleaned the store: nothing checked the "
-            "lesson itself.")
+    return tr("Your lesson misled trials {misled} ({wasted} LLM calls in the ledger spent on wrong answers); its "
+              "confidence went {confidences} and it was evicted after trial {last}; the first right answer came at "
+              "trial {right}. Only the outcomes cleaned the store: nothing checked the lesson itself.", misled=misled,
+              wasted=wasted, confidences=confidences, last=misled[-1], right=result.trials_to_success)
 
 
 # --- concept questions --------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ that prunes the solution, two questions. Every search here is one small puzzle: 
 from __future__ import annotations
 
 from ..game24 import load_puzzles, verify
+from ..i18n import tr, tr_later
 from ..llm import Rule, ScriptedLLM
 from ..scripts.tot import stand_in
 from ..tot import (TreeOfThoughts, by_value, expression_of, parse_label, parse_thoughts,
@@ -38,7 +39,7 @@ WHY = {
 prediction("07.predict", "What a search costs",
            "Set `prediction` to {setting: LLM calls} for the three searches of 4 4 7 7, before running anything.",
            Prediction(truth=search_costs, labels=("",), why=WHY, source="the ledger",
-                      case=lambda name: f"{name}, depth 3, puzzle 4 4 7 7",
+                      case=lambda name: tr("{name}, depth 3, puzzle 4 4 7 7", name=name),
                       pointer="an expanded node costs one proposal plus its steps times the votes; count the nodes "
                               "each level expands, and how many legal steps a node with two numbers left has "
                               "(section 4 cuts the ledger at each proposal)."))
@@ -48,24 +49,27 @@ prediction("07.predict", "What a search costs",
 
 BEAM_CASES = [  # (children as (step, votes), b; what the case is; the hint): beam_truth decides, after your answer
     ([("13 - 9 = 4", ["sure"]), ("13 + 9 = 22", ["impossible"]), ("9 / 3 = 3", ["likely"])], 2,
-     "three children, one vote each",
-     "keep the BEST b, best first: score sure 1, likely 0.5, impossible 0, and sort from high to low (section 3)."),
+     tr_later("three children, one vote each"),
+     tr_later("keep the BEST b, best first: score sure 1, likely 0.5, impossible 0, and sort from high to low (section "
+              "3).")),
     ([("4 + 4 = 8", ["likely"]), ("7 - 4 = 3", ["sure"]), ("7 + 4 = 11", ["likely"]), ("4 * 4 = 16", ["impossible"])],
-     2, "two children tie", "ties keep proposal order: sort by the score alone (Python's sort is stable), "
-     "never by the step's text (section 3's tiny_tot sorts by the score alone)."),
+     2, tr_later("two children tie"), tr_later("ties keep proposal order: sort by the score alone (Python's sort is "
+                                               "stable), never by the step's text (section 3's tiny_tot sorts by the "
+                                               "score alone).")),
     ([("6 * 4 = 24", ["sure", "impossible", "impossible"]), ("6 - 4 = 2", ["likely", "likely", "likely"])], 1,
-     "three votes each", "a node's score is the MEAN of its votes (section 4): one sure among three votes is 1/3, "
-     "below three times likely."),
-    ([("8 / 2 = 4", ["?", "sure"]), ("8 - 2 = 6", ["sure", "likely"])], 1, "a vote with no label",
-     "a vote that holds no label ('?') counts 0 and still counts as a vote: a judge that said nothing useful "
-     "(section 4's values)."),
-    ([("3 * 3 = 9", ["likely"]), ("3 + 3 = 6", ["sure"])], 5, "fewer children than b",
-     "with fewer children than b, keep them all, best first (section 3)."),
-    ([], 3, "no children at all", "no children, nothing to keep: return an empty list."),
+     tr_later("three votes each"), tr_later("a node's score is the MEAN of its votes (section 3): one sure among three "
+                                            "votes is 1/3, below three times likely.")),
+    ([("8 / 2 = 4", ["?", "sure"]), ("8 - 2 = 6", ["sure", "likely"])], 1, tr_later("a vote with no label"),
+     tr_later("a vote that holds no label ('?') counts 0 and still counts as a vote: a judge that said nothing useful "
+              "(section 3's values).")),
+    ([("3 * 3 = 9", ["likely"]), ("3 + 3 = 6", ["sure"])], 5, tr_later("fewer children than b"),
+     tr_later("with fewer children than b, keep them all, best first (section 3).")),
+    ([], 3, tr_later("no children at all"), tr_later("no children, nothing to keep: return an empty list.")),
 ]
 VALUE = {"sure": 1.0, "likely": 0.5, "impossible": 0.0}
-H_UNSEEN = ("children drawn for this check: score each by the mean of its votes (sure 1, likely 0.5, impossible 0, "
-            "anything else 0), keep the b highest, best first, ties in the order they were proposed.")
+H_UNSEEN = (tr_later("children drawn for this check: score each by the mean of its votes (sure 1, likely 0.5, "
+                     "impossible 0, anything else 0), keep the b highest, best first, ties in the order they were "
+                     "proposed."))
 
 
 @reference
@@ -93,13 +97,13 @@ def unseen_children() -> tuple:
 def _kept_indices(children: list, kept, case: str, hint: str) -> list:
     """Which children the learner kept, by position; the kept items must be children, unchanged."""
     if not isinstance(kept, (list, tuple)):
-        raise Fail(case, "a list of children", f"{kept!r:.100}", "return a list of the kept children themselves.")
+        raise Fail(case, tr("a list of children"), f"{kept!r:.100}", tr("return a list of the kept children themselves."))
     free, indices = list(range(len(children))), []
     for item in kept:
         match = next((i for i in free if children[i] == item), None)
         if match is None:
-            raise Fail(case, "children from the list you were given, unchanged", f"{item!r:.100}",
-                       "return the (step, votes) pairs themselves, not their scores or steps.")
+            raise Fail(case, tr("children from the list you were given, unchanged"), f"{item!r:.100}",
+                       tr("return the (step, votes) pairs themselves, not their scores or steps."))
         free.remove(match)
         indices.append(match)
     return indices
@@ -128,8 +132,9 @@ def beam_search(llm, puzzle, keep, k: int = 6, b: int = 3, depth: int = 3, votes
         if not children:
             break
         kept = call(keep, [(step, list(labels)) for step, labels in children], b,
-                    case=f"the live search of {' '.join(map(str, puzzle))}, level {level}", hint=BEAM_CASES[0][3])
-        indices = _kept_indices(children, kept, f"the live search, level {level}", BEAM_CASES[0][3])
+                    case=tr("the live search of {puzzle}, level {level}", puzzle=" ".join(map(str, puzzle)),
+                            level=level), hint=BEAM_CASES[0][3])
+        indices = _kept_indices(children, kept, tr("the live search, level {level}", level=level), BEAM_CASES[0][3])
         beam = [nodes[i] for i in indices]
         levels.append([children[i][0] for i in indices])
     for numbers, steps in beam:
@@ -143,57 +148,61 @@ def beam_search(llm, puzzle, keep, k: int = 6, b: int = 3, depth: int = 3, votes
           "Write `my_beam(children, b)`: the b children with the highest mean vote, best first, ties in proposal order.", objects=False)
 def _beam(keep):
     if not callable(keep):
-        raise Fail("your answer", "a function my_beam(children, b) -> list", repr(keep), "define it with def.")
-    drawn = [(*unseen_children(), "children drawn for this check", H_UNSEEN) for _ in range(6)]
+        raise Fail(tr("your answer"), tr("a function my_beam(children, b) -> list"), repr(keep),
+                   tr("define it with def."))
+    drawn = [(*unseen_children(), tr_later("children drawn for this check"), H_UNSEEN) for _ in range(6)]
     for children, b, what, hint in BEAM_CASES + drawn:
-        case = f"{what}: b={b}, children {children}"
+        case = tr("{what}: b={b}, children {children}", what=tr(what), b=b, children=children)
         kept = call(keep, [(step, list(votes)) for step, votes in children], b, case=case, hint=hint)
         got = _kept_indices(children, kept, case, hint)
         expected = beam_truth(children, b)
         if len(got) > b:
-            raise Fail(case, f"at most b={b} children", f"{len(got)} children",
-                       "keep at most b: the beam's width is the fuse on what every later level costs (section 3).")
+            raise Fail(case, tr("at most b={b} children", b=b), tr("{n} children", n=len(got)),
+                       tr("keep at most b: the beam's width is the fuse on what every later level costs (section 3)."))
         if got != expected:
             raise Fail(case, repr([children[i] for i in expected]), repr([children[i] for i in got])[:160], hint)
     llm = stand_in()
     answer, levels = beam_search(llm, PUZZLE, keep)
     package = TreeOfThoughts(stand_in(), k=6, b=3, votes=1).solve(PUZZLE)
     if answer != package.answer or len(llm.calls) != len(package.calls):
-        raise Fail("the live search of 4 4 7 7 (k=6, b=3, votes=1)",
-                   f"{package.answer} in {len(package.calls)} calls, as TreeOfThoughts",
-                   f"{answer} in {len(llm.calls)} calls", BEAM_CASES[0][3])
-    return (f"With your beam, the search of 4 4 7 7 kept {levels[0]} at level 1 and found {answer} in "
-            f"{len(llm.calls)} calls (ledger), exactly what TreeOfThoughts does. The beam is the whole difference "
-            "between a search and a walk: everything it drops is never looked at again.")
+        raise Fail(tr("the live search of 4 4 7 7 (k=6, b=3, votes=1)"),
+                   tr("{answer} in {calls} calls, as TreeOfThoughts", answer=package.answer,
+                      calls=len(package.calls)),
+                   tr("{answer} in {calls} calls", answer=answer, calls=len(llm.calls)), BEAM_CASES[0][3])
+    return tr("With your beam, the search of 4 4 7 7 kept {kept} at level 1 and found {answer} in {calls} calls "
+              "(ledger), exactly what TreeOfThoughts does. The beam is the whole difference between a search and a "
+              "walk: everything it drops is never looked at again.", kept=levels[0], answer=answer,
+              calls=len(llm.calls))
 
 
 # --- 07.verify: never accept an unverified answer ----------------------------------------------------
 
-EXACT = "compute exactly with fractions.Fraction: 8 / (3 - 8/3) misses 24 by a hair in floating point (section 1)."
+EXACT = tr_later("compute exactly with fractions.Fraction: 8 / (3 - 8/3) misses 24 by a hair in floating point (section "
+                 "1).")
 VERIFY_CASES = [  # (expression, puzzle; what the case is; the hint): agentkit.game24.verify decides, after yours
-    ("8 / (3 - 8 / 3)", [3, 3, 8, 8], "a solution through a fraction", EXACT),
-    ("(1 + 2 + 3) * 4", [1, 2, 3, 4], "a plain solution",
-     "accept an expression of the puzzle's numbers, each once, with + - * / and parentheses, that makes 24."),
-    ("4 * 6", [1, 1, 4, 6], "24, without all the numbers",
-     "every number of the puzzle must be used, each exactly once (section 1)."),
-    ("3 * 8 * (3 / 3)", [3, 3, 8, 8], "a 3 used three times and an 8 once",
-     "compare the numbers as a multiset (sorted lists), not as a set: 3 3 8 8 is not 3 3 3 8 (section 1)."),
-    ("abs(-4) * (1 + 2 + 3)", [1, 2, 3, 4], "a function call and a minus sign",
-     "never run the text: read its syntax tree (ast.parse) and accept only whole numbers joined by + - * / "
-     "(section 1)."),
-    ("4 ** 2 + 8 * 1", [1, 2, 4, 8], "a power",
-     "only + - * / and parentheses: ** is not a Game of 24 move (section 1)."),
-    ("(1 + 2) / (4 - 4)", [1, 2, 4, 4], "a division by zero",
-     "a verifier never raises: a division by zero is a wrong answer, not a crash (section 1)."),
-    ("6 * 4 +", [1, 1, 4, 6], "a reply that is not an expression",
-     "a verifier never raises: text that does not parse is a wrong answer (section 1)."),
-    ("(1 + 1) * (1 + 1)", [1, 1, 1, 1], "the right numbers, the wrong value",
-     "the value must be exactly 24 (section 1)."),
+    ("8 / (3 - 8 / 3)", [3, 3, 8, 8], tr_later("a solution through a fraction"), EXACT),
+    ("(1 + 2 + 3) * 4", [1, 2, 3, 4], tr_later("a plain solution"),
+     tr_later("accept an expression of the puzzle's numbers, each once, with + - * / and parentheses, that makes 24.")),
+    ("4 * 6", [1, 1, 4, 6], tr_later("24, without all the numbers"),
+     tr_later("every number of the puzzle must be used, each exactly once (section 1).")),
+    ("3 * 8 * (3 / 3)", [3, 3, 8, 8], tr_later("a 3 used three times and an 8 once"),
+     tr_later("compare the numbers as a multiset (sorted lists), not as a set: 3 3 8 8 is not 3 3 3 8 (section 1).")),
+    ("abs(-4) * (1 + 2 + 3)", [1, 2, 3, 4], tr_later("a function call and a minus sign"),
+     tr_later("never run the text: read its syntax tree (ast.parse) and accept only whole numbers joined by + - * / "
+              "(section 1).")),
+    ("4 ** 2 + 8 * 1", [1, 2, 4, 8], tr_later("a power"),
+     tr_later("only + - * / and parentheses: ** is not a Game of 24 move (section 1).")),
+    ("(1 + 2) / (4 - 4)", [1, 2, 4, 4], tr_later("a division by zero"),
+     tr_later("a verifier never raises: a division by zero is a wrong answer, not a crash (section 1).")),
+    ("6 * 4 +", [1, 1, 4, 6], tr_later("a reply that is not an expression"),
+     tr_later("a verifier never raises: text that does not parse is a wrong answer (section 1).")),
+    ("(1 + 1) * (1 + 1)", [1, 1, 1, 1], tr_later("the right numbers, the wrong value"),
+     tr_later("the value must be exactly 24 (section 1).")),
 ]
 
 
-H_VERIFY_UNSEEN = ("an expression drawn for this check: accept it only if it uses the puzzle's numbers, each exactly "
-                   "once, with + - * / and parentheses, and makes exactly 24 (fractions.Fraction).")
+H_VERIFY_UNSEEN = (tr_later("an expression drawn for this check: accept it only if it uses the puzzle's numbers, each "
+                            "exactly once, with + - * / and parentheses, and makes exactly 24 (fractions.Fraction)."))
 
 
 def unseen_expressions(count: int = 6) -> list:
@@ -223,7 +232,8 @@ def _truth(said, case: str) -> bool:
     """The learner's verdict as True or False (1 and 0 count; an object that is neither is a Fail)."""
     if isinstance(said, bool) or (isinstance(said, int) and said in (0, 1)):
         return bool(said)
-    raise Fail(case, "True or False", f"{said!r:.100}", "return a bool: True to accept the answer, False to refuse it.")
+    raise Fail(case, tr("True or False"), f"{said!r:.100}",
+               tr("return a bool: True to accept the answer, False to refuse it."))
 
 
 def claimed_answers() -> list:
@@ -249,45 +259,49 @@ def _wishful_step(prompt: str) -> str:  # section 3's wishful proposer: every st
           "agentkit.game24.verify is refused.", forbid=("agentkit.game24:verify",), objects=False)
 def _verify(accept):
     if not callable(accept):
-        raise Fail("your answer", "a function my_verify(expression, numbers) -> bool", repr(accept),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_verify(expression, numbers) -> bool"), repr(accept),
+                   tr("define it with def."))
     for expression, numbers, what, hint in VERIFY_CASES:
-        case = f"{what}: {expression!r} for {numbers}"
+        case = tr("{what}: {expression} for {numbers}", what=tr(what), expression=repr(expression), numbers=numbers)
         said = _truth(call(accept, expression, list(numbers), case=case, hint=hint), case)
         ok = verify(expression, numbers).ok
         if said is not ok:
             raise Fail(case, f"{ok} ({verify(expression, numbers).reason})", repr(said), hint)
     for expression, numbers in unseen_expressions():
-        case = f"an expression drawn for this check: {expression!r} for {numbers}"
+        case = tr("an expression drawn for this check: {expression} for {numbers}", expression=repr(expression),
+                  numbers=numbers)
         said = _truth(call(accept, expression, list(numbers), case=case, hint=H_VERIFY_UNSEEN), case)
         truth = verify(expression, numbers)
         if said is not truth.ok:
             raise Fail(case, f"{truth.ok} ({truth.reason})", repr(said), H_VERIFY_UNSEEN)
     found, accepted = claimed_answers(), 0
     for expression, puzzle, says_24 in found:
-        case = f"a search's kept answer {expression!r} for {puzzle}" + (" (the model said 24)" if says_24 else "")
+        case = (tr("a search's kept answer {expression} for {puzzle} (the model said 24)", expression=repr(expression),
+                   puzzle=puzzle) if says_24 else
+                tr("a search's kept answer {expression} for {puzzle}", expression=repr(expression), puzzle=puzzle))
         said = _truth(call(accept, expression, list(puzzle), case=case, hint=EXACT), case)
         truth = verify(expression, puzzle)
         if said is not truth.ok:
             raise Fail(case, f"{truth.ok} ({truth.reason})", repr(said),
-                       "the model's '(left: ...)' is not evidence: recompute from the puzzle's numbers.")
+                       tr("the model's '(left: ...)' is not evidence: recompute from the puzzle's numbers."))
         accepted += said
     lied = sum(says_24 and not verify(e, p).ok for e, p, says_24 in found)
-    return (f"On the final answers of four searches (three with a proposer that slips, one that claims 24 at every "
-            f"step), your verifier agreed with agentkit.game24.verify on all {len(found)}: it accepted {accepted}, and "
-            f"refused the {lied} that the model said made 24 but do not.")
+    return tr("On the final answers of four searches (three with a proposer that slips, one that claims 24 at every "
+              "step), your verifier agreed with agentkit.game24.verify on all {found}: it accepted {accepted}, and "
+              "refused the {lied} that the model said made 24 but do not.", found=len(found), accepted=accepted,
+              lied=lied)
 
 
 # --- 07.prune: a noisy judge prunes the solution --------------------------------------------------------
 
 PRUNE_HINTS = {
-    "noise": "noise is a share of random votes: a number from 0 to 1.",
-    "whole": "b and votes are whole numbers from 1 to 5 here.",
-    "exact": "noise 0 is the exact judge: it ranks the good step first whenever it was proposed (section 5).",
-    "wide": "a wider beam keeps the good node alive next to the ones the noise preferred: narrow it (section 5's "
-            "right-hand chart, b=1 against b=5).",
-    "votes": "votes average the noise out: a node's score is the mean of its votes (section 4). Use one vote.",
-    "more": "at this noise the judge was lucky on this puzzle: raise the noise.",
+    "noise": tr_later("noise is a share of random votes: a number from 0 to 1."),
+    "whole": tr_later("b and votes are whole numbers from 1 to 5 here."),
+    "exact": tr_later("noise 0 is the exact judge: it ranks the good step first whenever it was proposed (section 5)."),
+    "wide": tr_later("a wider beam keeps the good node alive next to the ones the noise preferred: narrow it (section "
+                     "5's right-hand chart, b=1 against b=5)."),
+    "votes": tr_later("votes average the noise out: a node's score is the mean of its votes (section 3). Use one vote."),
+    "more": tr_later("at this noise the judge was lucky on this puzzle: raise the noise."),
 }
 
 
@@ -305,25 +319,26 @@ def _path(result) -> list:
           "Set `judge` to {\"noise\": ..., \"b\": ..., \"votes\": ...}: 4 4 7 7 solved with noise 0, lost with yours.", objects=False)
 def _prune(judge):
     if not isinstance(judge, dict):
-        raise Fail("your answer", 'a dict {"noise": ..., "b": ..., "votes": ...}', type(judge).__name__,
-                   "copy the dict from the exercise cell and fill it in.")
+        raise Fail(tr("your answer"), tr('a dict {"noise": ..., "b": ..., "votes": ...}'), type(judge).__name__,
+                   tr("copy the dict from the exercise cell and fill it in."))
     if any(judge.get(key, ...) is ... for key in ("noise", "b", "votes")):
         raise NotDone()
     noise, b, votes = judge["noise"], judge["b"], judge["votes"]
     if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise <= 1:
-        raise Fail("noise", "a number from 0 to 1", repr(noise), PRUNE_HINTS["noise"])
+        raise Fail("noise", tr("a number from 0 to 1"), repr(noise), PRUNE_HINTS["noise"])
     for name, value in (("b", b), ("votes", votes)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
-            raise Fail(name, "a whole number from 1 to 5", repr(value), PRUNE_HINTS["whole"])
+            raise Fail(name, tr("a whole number from 1 to 5"), repr(value), PRUNE_HINTS["whole"])
     exact = TreeOfThoughts(stand_in(noise=0.0), k=6, b=b, votes=votes).solve(PUZZLE)
     noisy = TreeOfThoughts(stand_in(noise=float(noise)), k=6, b=b, votes=votes).solve(PUZZLE)
     setting = f"4 4 7 7, k=6, b={b}, votes={votes}, noise {noise}"
     if noisy.solved:
         hint = ("exact" if noise == 0 else "wide" if b > 1 else "votes" if votes > 1 else "more")
-        raise Fail(setting, "no verified answer", f"solved: {noisy.answer} in {len(noisy.calls)} calls",
+        raise Fail(setting, tr("no verified answer"),
+                   tr("solved: {answer} in {calls} calls", answer=noisy.answer, calls=len(noisy.calls)),
                    PRUNE_HINTS[hint])
     if not exact.solved:  # every allowed b and votes solves 4 4 7 7 with the exact judge; kept as a guard
-        raise Fail(setting.replace(f"noise {noise}", "noise 0"), "solved", "not solved", PRUNE_HINTS["exact"])
+        raise Fail(setting.replace(f"noise {noise}", "noise 0"), tr("solved"), tr("not solved"), PRUNE_HINTS["exact"])
     parent = 0
     for good in _path(exact):
         twin = next((n for n in noisy.nodes if n.parent == parent and n.depth == good.depth
@@ -333,15 +348,19 @@ def _prune(judge):
         parent = twin.id
     rivals = [n for n in noisy.nodes if n.depth == good.depth and n.kept]
     if twin is None:  # cannot happen with one proposer for both runs; said plainly if it ever does
-        lost = f"at level {good.depth} the step {str(good.thought)!r} was never proposed"
+        lost = tr("at level {level} the step {step} was never proposed", level=good.depth, step=repr(str(good.thought)))
     else:
         tie = any(n.score == twin.score for n in rivals)
-        lost = (f"at level {good.depth} the step {str(good.thought)!r}, on the way to {exact.answer}, got the votes "
-                f"{list(twin.labels)} and was pruned, while the beam kept "
-                + ", ".join(f"{str(n.thought)!r} {list(n.labels)}" for n in rivals)
-                + (" (a tie: the beam keeps the step proposed first)" if tie else ""))
-    return (f"With the exact judge the search found {exact.answer}; with yours, {lost}. Nothing after that level "
-            f"looks at it again: {len(noisy.calls)} calls (ledger), no verified answer, and nothing wrong reported.")
+        kept = ", ".join(f"{str(n.thought)!r} {list(n.labels)}" for n in rivals)
+        fields = dict(level=good.depth, step=repr(str(good.thought)), answer=exact.answer, votes=list(twin.labels),
+                      kept=kept)
+        lost = (tr("at level {level} the step {step}, on the way to {answer}, got the votes {votes} and was pruned, "
+                   "while the beam kept {kept} (a tie: the beam keeps the step proposed first)", **fields) if tie else
+                tr("at level {level} the step {step}, on the way to {answer}, got the votes {votes} and was pruned, "
+                   "while the beam kept {kept}", **fields))
+    return tr("With the exact judge the search found {answer}; with yours, {lost}. Nothing after that level looks at "
+              "it again: {calls} calls (ledger), no verified answer, and nothing wrong reported.", answer=exact.answer,
+              lost=lost, calls=len(noisy.calls))
 
 
 # --- concept questions --------------------------------------------------------------------------------------

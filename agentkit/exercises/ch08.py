@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
+from ..i18n import tr, tr_later
 from ..react import ReActAgent, StopRun
 from ..runtime import Runtime
 from ..runtime_suites import (
@@ -54,45 +55,48 @@ prediction("08.predict", "What the runtime costs",
 
 # --- 08.repeat: a Jaccard repeat check ------------------------------------------------------
 
-H_NORMALISE = ("normalise before comparing, as section 2's normalise does: lower case, punctuation and a "
-               "possessive 's dropped, stopwords dropped, a set of words.")
-H_THRESHOLD = ("two of four words shared is a Jaccard of 0.50: below 0.7 this is a year-by-year comparison, "
-               "not a repeat (section 2's last two pairs).")
-H_AT = "a similarity equal to the threshold counts as a repeat: compare with >=, not >."
-H_UNION = ("Jaccard divides the shared words by ALL the words of both inputs, |A | B|, not by the smaller set: "
-           "a short query inside a long one is not the same question.")
-H_ANY = "compare with each of the last `window` inputs, not only the newest one (a stutterer repeats the one before)."
-H_WINDOW = "look back only `window` inputs: earlier[-window:]. Further back, a return to a query can be legitimate."
-H_SET = "compare word SETS: a word written three times is still one word (section 2: a set, so order and count vanish)."
-H_EMPTY = "with no earlier input there is nothing to repeat: return False."
+H_NORMALISE = (tr_later("normalise before comparing, as section 2's normalise does: lower case, punctuation and a "
+                        "possessive 's dropped, stopwords dropped, a set of words."))
+H_THRESHOLD = (tr_later("two of four words shared is a Jaccard of 0.50: below 0.7 this is a year-by-year comparison, "
+                        "not a repeat (section 2's last two pairs)."))
+H_AT = tr_later("a similarity equal to the threshold counts as a repeat: compare with >=, not >.")
+H_UNION = (tr_later("Jaccard divides the shared words by ALL the words of both inputs, |A | B|, not by the smaller set: "
+                    "a short query inside a long one is not the same question."))
+H_ANY = tr_later("compare with each of the last `window` inputs, not only the newest one (a stutterer repeats the one "
+                 "before).")
+H_WINDOW = tr_later("look back only `window` inputs: earlier[-window:]. Further back, a return to a query can be "
+                    "legitimate.")
+H_SET = tr_later("compare word SETS: a word written three times is still one word (section 2: a set, so order and count "
+                 "vanish).")
+H_EMPTY = tr_later("with no earlier input there is nothing to repeat: return False.")
 
 REPEAT_CASES = [  # (new input, earlier inputs, threshold, window, what, hint): repeat_truth decides, after yours
     ("rainfall at Lakeford in 2006?", ["Lakeford rainfall 2006"], 0.7, 3,
-     "the same search in another word order, with stopwords and a question mark", H_NORMALISE),
+     tr_later("the same search in another word order, with stopwords and a question mark"), H_NORMALISE),
     ("LAKEFORD'S RAINFALL, 2006", ["Lakeford rainfall 2006"], 0.7, 3,
-     "the same search in capitals, with a possessive 's and a comma", H_NORMALISE),
-    ("Lakeford rainfall 2006", [], 0.7, 3, "the first input of the run", H_EMPTY),
-    ("Lakeford rainfall 2019", ["Lakeford rainfall 2018"], 0.7, 3, "the next year of a comparison", H_THRESHOLD),
+     tr_later("the same search in capitals, with a possessive 's and a comma"), H_NORMALISE),
+    ("Lakeford rainfall 2006", [], 0.7, 3, tr_later("the first input of the run"), H_EMPTY),
+    ("Lakeford rainfall 2019", ["Lakeford rainfall 2018"], 0.7, 3, tr_later("the next year of a comparison"), H_THRESHOLD),
     ("Lakeford rainfall 2019", ["Lakeford rainfall 2018"], 0.5, 3,
-     "the same pair with threshold 0.5 (their overlap is exactly 0.50)", H_AT),
+     tr_later("the same pair with threshold 0.5 (their overlap is exactly 0.50)"), H_AT),
     ("Lakeford rainfall", ["Lakeford rainfall 2006 annual station report"], 0.7, 3,
-     "a short query whose words are all inside a longer one (2 shared of 6)", H_UNION),
-    ("rain rain rain Lakeford", ["Lakeford rain"], 0.7, 3, "a word written three times", H_SET),
+     tr_later("a short query whose words are all inside a longer one (2 shared of 6)"), H_UNION),
+    ("rain rain rain Lakeford", ["Lakeford rain"], 0.7, 3, tr_later("a word written three times"), H_SET),
     ("Lakeford rainfall 2017", ["Lakeford rainfall 2017", "Millbrook rainfall 2017"], 0.7, 3,
-     "a stutter: the input two back", H_ANY),
+     tr_later("a stutter: the input two back"), H_ANY),
     ("Lakeford rainfall 2006", ["Lakeford rainfall 2006", "Millbrook ferry", "Lakeford lighthouse", "Lakeford market"],
-     0.7, 3, "the same input four back, window 3", H_WINDOW),
+     0.7, 3, tr_later("the same input four back, window 3"), H_WINDOW),
     ("Lakeford rainfall 2006", ["Lakeford rainfall 2006", "Millbrook ferry", "Lakeford lighthouse", "Lakeford market"],
-     0.7, 4, "the same input four back, window 4", H_WINDOW),
+     0.7, 4, tr_later("the same input four back, window 4"), H_WINDOW),
 ]
 
 
 SECTION_2_STOPWORDS = {"the", "at", "in", "of", "a", "for", "on", "was", "how", "much"}
 CONTENT = ("lakeford", "millbrook", "northvale", "rainfall", "rain", "station", "report", "annual", "archive", "2006",
            "2017", "2018", "ferry", "lighthouse", "market", "reservoir", "gauge", "harbour", "quay", "logbook")
-H_REPEAT_UNSEEN = ("inputs drawn for this check: section 2's normalise (lower case, possessive 's and punctuation "
-                   "dropped, its stopwords dropped, a set), then Jaccard = shared / all words >= threshold with any "
-                   "of the last `window` earlier inputs.")
+H_REPEAT_UNSEEN = (tr_later("inputs drawn for this check: section 2's normalise (lower case, possessive 's and "
+                            "punctuation dropped, its stopwords dropped, a set), then Jaccard = shared / all words >= "
+                            "threshold with any of the last `window` earlier inputs."))
 
 
 @reference
@@ -142,7 +146,7 @@ def unseen_repeats(count: int = 6) -> list:
                      else rng.choice([0.5, 0.6, 0.7, 0.8]))
         repeat = any(o >= threshold for o in overlaps)
         if repeat == (len(drawn) % 2 == 0):  # as many repeats as not: no single answer passes them all
-            drawn.append((text, earlier, threshold, window, "inputs drawn for this check", H_REPEAT_UNSEEN))
+            drawn.append((text, earlier, threshold, window, tr_later("inputs drawn for this check"), H_REPEAT_UNSEEN))
     rng.shuffle(drawn)
     return drawn
 
@@ -155,7 +159,8 @@ def guard_with(is_repeat, threshold: float = 0.7, window: int = 3):
         earlier = list(inputs)
         inputs.append(step.argument)
         said = call(is_repeat, step.argument, earlier, threshold, window,
-                    case=f"the live run, input {step.argument!r} after {earlier}", hint=H_NORMALISE)
+                    case=tr("the live run, input {input} after {earlier}", input=repr(step.argument), earlier=earlier),
+                    hint=H_NORMALISE)
         if not said:
             strikes.clear()
             return None
@@ -173,17 +178,17 @@ def guard_with(is_repeat, threshold: float = 0.7, window: int = 3):
           "refused.", forbid=("agentkit.runtime:jaccard", "agentkit.runtime:words"), objects=False)
 def _repeat(is_repeat):
     if not callable(is_repeat):
-        raise Fail("your answer", "a function is_repeat(text, earlier, threshold, window) -> bool", repr(is_repeat),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function is_repeat(text, earlier, threshold, window) -> bool"),
+                   repr(is_repeat), tr("define it with def."))
     for text, earlier, threshold, window, what, hint in REPEAT_CASES + unseen_repeats():
         said = call(is_repeat, text, list(earlier), threshold, window, case=what, hint=hint)
         repeat = repeat_truth(text, earlier, threshold, window)
+        case = tr("{what}: {call}", what=tr(what),
+                  call=f"is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})")
         if said is None:
-            raise Fail(f"{what}: is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})", f"{repeat}",
-                       "None", "your function returned nothing: did it forget `return`?")
+            raise Fail(case, f"{repeat}", "None", tr("your function returned nothing: did it forget `return`?"))
         if bool(said) != repeat:
-            raise Fail(f"{what}: is_repeat({text!r}, {earlier}, threshold={threshold}, window={window})",
-                       f"{repeat}", shown(said), hint)
+            raise Fail(case, f"{repeat}", shown(said), hint)
     runs = {}
     for task_id in ("paraphrases", "near-identical", "wettest-of-five", "two-towns"):
         task = task_by_id(task_id)
@@ -194,14 +199,16 @@ def _repeat(is_repeat):
         sick = task.suite == "sick"
         if sick and agent.stop_reason != "stopped" or not sick and not (agent.stop_reason == "finished"
                                                                           and task.check(answer)):
-            raise Fail(f"the live run of {task.suite} task {task_id!r} under section 2's guard with your check",
-                       "stopped by the guard" if sick else "finished, and right",
-                       f"stop reason {agent.stop_reason!r} after {len(agent.llm.calls)} LLM calls",
+            raise Fail(tr("the live run of {suite} task {task} under section 2's guard with your check",
+                          suite=task.suite, task=repr(task_id)),
+                       tr("stopped by the guard") if sick else tr("finished, and right"),
+                       tr("stop reason {reason} after {calls} LLM calls", reason=repr(agent.stop_reason),
+                          calls=len(agent.llm.calls)),
                        H_NORMALISE if sick else H_THRESHOLD)
     calls = ", ".join(f"{task_id} {len(agent.llm.calls)}" for task_id, (_, agent, _) in runs.items())
-    return (f"Section 2's guard with your check stopped both sick runs and let both legitimate comparisons finish, "
-            f"right. LLM calls from the ledgers: {calls} (max_steps only: 20 each for the sick runs). The package's "
-            "agentkit.runtime.words and jaccard are the same idea with a longer stopword list.")
+    return tr("Section 2's guard with your check stopped both sick runs and let both legitimate comparisons finish, "
+              "right. LLM calls from the ledgers: {calls} (max_steps only: 20 each for the sick runs). The package's "
+              "agentkit.runtime.words and jaccard are the same idea with a longer stopword list.", calls=calls)
 
 
 # --- 08.useless: a useless-result detector -------------------------------------------------
@@ -210,46 +217,48 @@ QUESTION_2012 = "How much rain fell at Lakeford in 2012?"
 REPORT_2012 = ("Lakeford weather station, annual report for 2012. In 2012, the Lakeford station recorded 1,226 mm of "
                "rain. The wettest month was May.")
 
-H_ERROR = "a tool's error is useless whatever words it holds: the course's tools start an error with 'error:'."
-H_NO_RESULT = ("a line that says nothing was found ('No results for ...', 'No information ...') is empty, even "
-               "though it repeats the query's words.")
-H_EMPTY = "an empty result (no words at all) brings nothing: say True, and do not index into it."
-H_USEFUL = "a result on the question's topic with words not seen before is progress: say False."
-H_OFF_TOPIC = ("compare CONTENT words: with section 2's normalise ('in', 'at', 'the' dropped) a page that shares no "
-               "word with the question or an earlier useful result is off-topic.")
-H_NUMBER = "a bare number is a calculator's answer: it shares no word with anything, and it is never off-topic."
-H_NOTHING_NEW = ("a result whose every word was already in the question or an earlier result is old news (section 1's "
-                 "'nothing new'): compare its word set with everything seen.")
-H_TOPIC = ("the topic grows with the run: a result that shares words with an earlier useful result is on-topic, even "
-           "when it shares none with the question.")
-H_ERROR_PREFIX = ("an error is a result that STARTS with 'error:'; a useful page may mention the word error, or the "
-                  "word no, somewhere in a sentence.")
+H_ERROR = tr_later("a tool's error is useless whatever words it holds: the course's tools start an error with 'error:'.")
+H_NO_RESULT = (tr_later("a line that says nothing was found ('No results for ...', 'No information ...') is empty, even "
+                        "though it repeats the query's words."))
+H_EMPTY = tr_later("an empty result (no words at all) brings nothing: say True, and do not index into it.")
+H_USEFUL = tr_later("a result on the question's topic with words not seen before is progress: say False.")
+H_OFF_TOPIC = (tr_later("compare CONTENT words: with section 2's normalise ('in', 'at', 'the' dropped) a page that "
+                        "shares no word with the question or an earlier useful result is off-topic."))
+H_NUMBER = tr_later("a bare number is a calculator's answer: it shares no word with anything, and it is never "
+                    "off-topic.")
+H_NOTHING_NEW = (tr_later("a result whose every word was already in the question or an earlier result is old news "
+                          "(section 1's 'nothing new'): compare its word set with everything seen."))
+H_TOPIC = (tr_later("the topic grows with the run: a result that shares words with an earlier useful result is "
+                    "on-topic, even when it shares none with the question."))
+H_ERROR_PREFIX = (tr_later("an error is a result that STARTS with 'error:'; a useful page may mention the word error, "
+                           "or the word no, somewhere in a sentence."))
 
 USELESS_CASES = [  # (result, question, earlier useful results, what, hint): useless_truth decides, after yours
     ("error: the search service for Lakeford is down (HTTP 503)", QUESTION_2012, [],
-     "a tool error that names the town", H_ERROR),
-    ("No results for 'Lakeford rainfall 2012'.", QUESTION_2012, [], "a search that found nothing", H_NO_RESULT),
-    ("", QUESTION_2012, [], "an empty result", H_EMPTY),
-    ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [], "the figure asked for",
+     tr_later("a tool error that names the town"), H_ERROR),
+    ("No results for 'Lakeford rainfall 2012'.", QUESTION_2012, [], tr_later("a search that found nothing"), H_NO_RESULT),
+    ("", QUESTION_2012, [], tr_later("an empty result"), H_EMPTY),
+    ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [], tr_later("the figure asked for"),
      H_USEFUL),
-    ("The ferry sails every hour in summer.", QUESTION_2012, [], "a page about something else", H_OFF_TOPIC),
+    ("The ferry sails every hour in summer.", QUESTION_2012, [], tr_later("a page about something else"), H_OFF_TOPIC),
     ("1507", "What was the total rainfall at Lakeford in 2001 and 2002 together?",
      ["In 2001, the Lakeford station recorded 727 mm of rain.",
       "In 2002, the Lakeford station recorded 780 mm of rain."],
-     "a calculator's answer", H_NUMBER),
+     tr_later("a calculator's answer"), H_NUMBER),
     ("In 2012, the Lakeford station recorded 1,226 mm of rain.", QUESTION_2012, [REPORT_2012],
-     "the figure again, already in an earlier report", H_NOTHING_NEW),
+     tr_later("the figure again, already in an earlier report"), H_NOTHING_NEW),
     ("Hill readings are published every month by Northvale Weather.", QUESTION_2012,
      ["The Lakeford station moved to Northvale hill in 2010."],
-     "a page that shares words with an earlier result only", H_TOPIC),
+     tr_later("a page that shares words with an earlier result only"), H_TOPIC),
     ("The station's error log for 2012 shows no gaps at Lakeford.", QUESTION_2012, [],
-     "a useful page that mentions an error", H_ERROR_PREFIX),
+     tr_later("a useful page that mentions an error"), H_ERROR_PREFIX),
 ]
 
 
-H_USELESS_UNSEEN = ("a result drawn for this check: useless if it starts with 'error:', is empty or says nothing was "
-                    "found, shares no content word (section 2's normalise) with the question or an earlier useful "
-                    "result (a bare number never is off-topic), or holds no word not seen already.")
+H_USELESS_UNSEEN = (tr_later("a result drawn for this check: useless if it starts with 'error:', is empty or says "
+                             "nothing was found, shares no content word (section 2's normalise) with the question or an "
+                             "earlier useful result (a bare number never is off-topic), or holds no word not seen "
+                             "already."))
 TOWNS = ("Lakeford", "Millbrook", "Northvale")
 OFF_TOPIC = ("ferry", "sails", "hourly", "bakery", "opens", "noon", "museum", "closed", "Mondays", "tickets")
 
@@ -297,7 +306,7 @@ def unseen_results() -> list:
     """(result, question, earlier, what, hint) drawn for this check: one of each kind, two useful, in an order drawn."""
     kinds = ["error", "none", "empty", "useful", "off", "number", "old", "useful"]
     cases().shuffle(kinds)
-    return [(*unseen_result(kind), "a result drawn for this check", H_USELESS_UNSEEN) for kind in kinds]
+    return [(*unseen_result(kind), tr_later("a result drawn for this check"), H_USELESS_UNSEEN) for kind in kinds]
 
 
 def useless_guard(is_useless, question: str):
@@ -306,7 +315,8 @@ def useless_guard(is_useless, question: str):
 
     def on_step(step):
         result = str(step.observation)
-        said = call(is_useless, result, question, list(useful), case=f"the live run, result {result[:60]!r}",
+        said = call(is_useless, result, question, list(useful),
+                    case=tr("the live run, result {result}", result=repr(result[:60])),
                     hint=H_USEFUL)
         if not said:
             useful.append(result)
@@ -327,18 +337,18 @@ def useless_guard(is_useless, question: str):
           objects=False)
 def _useless(is_useless):
     if not callable(is_useless):
-        raise Fail("your answer", "a function is_useless(result, question, earlier) -> bool", repr(is_useless),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function is_useless(result, question, earlier) -> bool"),
+                   repr(is_useless), tr("define it with def."))
     drawn = unseen_results()
     for result, question_text, earlier, what, hint in USELESS_CASES + drawn:
         shown_case = f"is_useless({result!r}, {question_text!r}, earlier={earlier})"
-        said = call(is_useless, result, question_text, list(earlier), case=f"{what}: {shown_case}", hint=hint)
+        case = tr("{what}: {call}", what=tr(what), call=shown_case)
+        said = call(is_useless, result, question_text, list(earlier), case=case, hint=hint)
         useless = useless_truth(result, question_text, earlier)
         if said is None:
-            raise Fail(f"{what}: {shown_case}", f"{useless}", "None",
-                       "your function returned nothing: did it forget `return`?")
+            raise Fail(case, f"{useless}", "None", tr("your function returned nothing: did it forget `return`?"))
         if bool(said) != useless:
-            raise Fail(f"{what}: {shown_case}", f"{useless}", shown(said), hint)
+            raise Fail(case, f"{useless}", shown(said), hint)
     runs = {}
     for task_id in ("tool errors", "no results", "off-topic", "nothing new",
                     "refine-twice", "refine-then-compare", "two-sources", "decade-difference"):
@@ -349,14 +359,16 @@ def _useless(is_useless):
         sick = task.suite == "sick"
         if sick and agent.stop_reason != "stopped" or not sick and not (agent.stop_reason == "finished"
                                                                           and task.check(answer)):
-            raise Fail(f"the live run of {task.suite} task {task_id!r} under a guard with your detector",
-                       "stopped by the guard" if sick else "finished, and right",
-                       f"stop reason {agent.stop_reason!r} after {len(agent.llm.calls)} LLM calls",
+            raise Fail(tr("the live run of {suite} task {task} under a guard with your detector", suite=task.suite,
+                          task=repr(task_id)),
+                       tr("stopped by the guard") if sick else tr("finished, and right"),
+                       tr("stop reason {reason} after {calls} LLM calls", reason=repr(agent.stop_reason),
+                          calls=len(agent.llm.calls)),
                        H_NOTHING_NEW if sick else H_USEFUL)
         runs[task_id] = len(agent.llm.calls)
-    return (f"A guard with your detector stopped the four sick runs of useless results and let the four legitimate "
-            f"tasks finish, right (two of them after empty searches they refined). LLM calls from the ledgers: {runs}. "
-            "The runtime's version also cleans HTML junk first and counts the inputs as known (section 3).")
+    return tr("A guard with your detector stopped the four sick runs of useless results and let the four legitimate "
+              "tasks finish, right (two of them after empty searches they refined). LLM calls from the ledgers: {runs}. "
+              "The runtime's version also cleans HTML junk first and counts the inputs as known (section 3).", runs=runs)
 
 
 # --- 08.break: a guard tuned on one suite, caught out by another ---------------------------
@@ -379,50 +391,55 @@ def table_counterpart(runtime: Runtime) -> Runtime:
 
 
 @exercise("08.break", "break", "A tuned guard that kills unseen work",
-          "Set `runtime` to a Runtime(...), not one section 5b prints, that kills no task of the tuning suite "
-          "and a task of the held-out suite that its threshold and design alone (section 5b's row) do not kill.", objects=False)
+          "Set `runtime` to a Runtime(...), not one section 5b prints, that kills no task of the tuning suite and a "
+          "task of the held-out suite that its threshold and design alone (section 5b's row) do not kill.", objects=False)
 def _break(runtime):
     if not isinstance(runtime, Runtime):
-        raise Fail("your answer", "a Runtime(...)", type(runtime).__name__,
-                   "write runtime = Runtime(jaccard=..., ...) with the settings of your choice.")
+        raise Fail(tr("your answer"), tr("a Runtime(...)"), type(runtime).__name__,
+                   tr("write runtime = Runtime(jaccard=..., ...) with the settings of your choice."))
     tuning = [run.task.id for run in run_suite(load_suite("legit"), runtime) if run.killed]
     if tuning:
-        raise Fail("the tuning suite (load_suite('legit'))", "no false kill: a setting the tuning suite calls safe",
-                   f"{runtime} kills {tuning}",
-                   "this setting fails already on the tuning suite, so no one would ship it. Section 5b's table says "
-                   "which thresholds the tuning suite accepts for each design.")
+        raise Fail(tr("the tuning suite (load_suite('legit'))"),
+                   tr("no false kill: a setting the tuning suite calls safe"),
+                   tr("{runtime} kills {tasks}", runtime=runtime, tasks=tuning),
+                   tr("this setting fails already on the tuning suite, so no one would ship it. Section 5b's table says "
+                      "which thresholds the tuning suite accepts for each design."))
     heldout = run_suite(load_suite("heldout"), runtime)
     killed = [run for run in heldout if run.killed]
     if not killed:
-        raise Fail("the held-out suite (load_suite('heldout'))", "at least one legitimate task killed",
-                   f"{runtime} kills none of the {len(heldout)}",
-                   "this setting is safe on unseen work too, as far as this suite can tell. Section 5b's table shows, "
-                   "for each design, the lowest threshold the tuning suite accepts: try the one it would have chosen.")
+        raise Fail(tr("the held-out suite (load_suite('heldout'))"), tr("at least one legitimate task killed"),
+                   tr("{runtime} kills none of the {n}", runtime=runtime, n=len(heldout)),
+                   tr("this setting is safe on unseen work too, as far as this suite can tell. Section 5b's table "
+                      "shows, for each design, the lowest threshold the tuning suite accepts: try the one it would have "
+                      "chosen."))
     if printed(runtime):
-        raise Fail("your setting", "a setting section 5b does not print", repr(runtime),
-                   "right, and section 5b's table already shows it: what that threshold and design kill on both "
-                   "suites is printed there. Find a setting of your own, one that changes a knob the table does "
-                   "not vary.")
+        raise Fail(tr("your setting"), tr("a setting section 5b does not print"), repr(runtime),
+                   tr("right, and section 5b's table already shows it: what that threshold and design kill on both "
+                      "suites is printed there. Find a setting of your own, one that changes a knob the table does "
+                      "not vary."))
     table = table_counterpart(runtime)
     theirs = {run.task.id for run in run_suite(load_suite("heldout"), table) if run.killed}
     killed = [run for run in killed if run.task.id not in theirs]
     if not killed:
-        raise Fail("your setting against its row of section 5b's table", f"a held-out kill that {table} does not make",
-                   f"the same kills as {table}: {sorted(theirs)}",
-                   "those kills come from the threshold and the design, which section 5b's table already shows "
-                   "(the default itself kills a held-out task). Tune another knob, one the table does not vary, so "
-                   "that it is what kills unseen work.")
+        raise Fail(tr("your setting against its row of section 5b's table"),
+                   tr("a held-out kill that {table} does not make", table=table),
+                   tr("the same kills as {table}: {kills}", table=table, kills=sorted(theirs)),
+                   tr("those kills come from the threshold and the design, which section 5b's table already shows "
+                      "(the default itself kills a held-out task). Tune another knob, one the table does not vary, so "
+                      "that it is what kills unseen work."))
     first = killed[0]
     steps = "; ".join(f"{n}. {s.action}[{s.argument}]" for n, s in enumerate(first.agent.trace, 1))
     ladder = ", ".join(f"step {n.step} {n.kind} ({n.instability})" for n in first.interventions)
     review = runtime_early_stop_review([first])[0]
     alone = run_task(first.task)
-    return (f"{runtime} kills no tuning task, and {len(killed)} of {len(heldout)} held-out tasks that {table} "
-            f"spares: {[run.task.id for run in killed]}. In the ledger of {first.task.id!r}: {steps}; the runtime said "
-            f"{ladder}, then {first.calls} LLM calls in all. Two more steps would have solved it: "
-            f"{review.solved_with_two_more_steps}; without a runtime it finishes, "
-            f"right: {alone.stop_reason == 'finished' and first.task.check(alone.answer)}. "
-            "Zero false kills on the tuning suite is a measurement on the tasks the setting was chosen to pass.")
+    return tr("{runtime} kills no tuning task, and {killed} of {heldout} held-out tasks that {table} spares: {ids}. "
+              "In the ledger of {first}: {steps}; the runtime said {ladder}, then {calls} LLM calls in all. Two more "
+              "steps would have solved it: {two_more}; without a runtime it finishes, right: {alone}. Zero false kills "
+              "on the tuning suite is a measurement on the tasks the setting was chosen to pass.", runtime=runtime,
+              killed=len(killed), heldout=len(heldout), table=table, ids=[run.task.id for run in killed],
+              first=repr(first.task.id), steps=steps, ladder=ladder, calls=first.calls,
+              two_more=review.solved_with_two_more_steps,
+              alone=alone.stop_reason == "finished" and first.task.check(alone.answer))
 
 
 # --- concept questions ------------------------------------------------------------------------

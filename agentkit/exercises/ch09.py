@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..i18n import tr, tr_later
 from ..modes import get_llm
 from ..evaluate import evaluate
 from ..instruments import KNOBS, NoisyTaskLLM
@@ -49,9 +50,9 @@ def paradigm_costs() -> dict:
 prediction("09.predict", "What four paradigms cost",
            "Set `prediction` to {paradigm: (LLM calls, tool calls)} on 'pioneers-mean', before running anything.",
            Prediction(truth=paradigm_costs, labels=("LLM calls", "tool calls"), why=WHY,
-                      case=lambda name: f"{name} on {PREDICT_TASK!r}",
-                      done=lambda truth: "ReWOO is the cheapest and, on this task, wrong: its plan could not read the "
-                                         "four years it needed.",
+                      case=lambda name: tr("{name} on {task}", name=name, task=repr(PREDICT_TASK)),
+                      done=lambda truth: tr("ReWOO is the cheapest and, on this task, wrong: its plan could not read "
+                                            "the four years it needed."),
                       pointer="count the key path's tool calls first, then each paradigm's model calls around them: "
                               "section 4 runs ReAct and the hybrid on 'founders-sum', whose key path has the same "
                               "shape, and section 1 says what a ReWOO run costs."))
@@ -59,32 +60,33 @@ prediction("09.predict", "What four paradigms cost",
 
 # --- 09.plan: a ReWOO plan validator --------------------------------------------------------
 
-H_VALID = ("a plan whose every #E reference points to an EARLIER line is valid: return None. Section 1's plan "
-           "refers to #E1 in #E2's input.")
-H_PLAN_LINE = ("only the inputs of evidence lines (#Ek = Tool[input]) refer to evidence; the words of a Plan: line "
-               "are the planner's notes, not references.")
-H_FORWARD = ("a step can use only results of lines ABOVE it: check each reference against the variables defined "
-             "so far, line by line (section 2, 'A reference to evidence that does not exist yet').")
-H_SELF = "a line cannot use its own result: its variable is defined only after its tool has run."
-H_TWICE = "a variable defined twice makes every later reference ambiguous: refuse it (section 2's 'defined twice')."
-H_EMPTY = "a reply with no #E line at all is no plan: refuse it, or ReWOO would run nothing and answer blind."
-H_E10 = ("compare whole variable names: #E10 is not #E1. A substring test (or str.replace) confuses them; a regex "
-         "such as #E(\\d+) reads the whole number.")
-H_NAME = "say which variable is at fault, so the planner (or you) can fix the plan: put it in the message."
+H_VALID = (tr_later("a plan whose every #E reference points to an EARLIER line is valid: return None. Section 1's plan "
+                    "refers to #E1 in #E2's input."))
+H_PLAN_LINE = (tr_later("only the inputs of evidence lines (#Ek = Tool[input]) refer to evidence; the words of a Plan: "
+                        "line are the planner's notes, not references."))
+H_FORWARD = (tr_later("a step can use only results of lines ABOVE it: check each reference against the variables "
+                      "defined so far, line by line (section 2, 'A reference to evidence that does not exist yet')."))
+H_SELF = tr_later("a line cannot use its own result: its variable is defined only after its tool has run.")
+H_TWICE = tr_later("a variable defined twice makes every later reference ambiguous: refuse it (section 2's 'defined "
+                   "twice').")
+H_EMPTY = tr_later("a reply with no #E line at all is no plan: refuse it, or ReWOO would run nothing and answer blind.")
+H_E10 = (tr_later("compare whole variable names: #E10 is not #E1. A substring test (or str.replace) confuses them; a "
+                  "regex such as #E(\\d+) reads the whole number."))
+H_NAME = tr_later("say which variable is at fault, so the planner (or you) can fix the plan: put it in the message.")
 
 PLANS = [  # (plan text, what, hint): plan_fault decides, after your answer
     ("Plan: add the two numbers.\n#E1 = Calculate[12 + 30]\nPlan: square the sum.\n#E2 = Calculate[#E1 ** 2]",
-     "a valid plan: #E2 uses #E1", H_VALID),
+     tr_later("a valid plan: #E2 uses #E1"), H_VALID),
     ("#E1 = Search[Ada Lovelace]\n#E2 = Search[Charles Babbage]\n#E3 = Calculate[1815 - 1791]",
-     "a valid plan with no references", H_VALID),
+     tr_later("a valid plan with no references"), H_VALID),
     ("Plan: the year, which becomes #E2 below.\n#E1 = Search[Grace Hopper]\n#E2 = Calculate[2024 - 1906]",
-     "a valid plan whose Plan line mentions #E2 before it is defined", H_PLAN_LINE),
-    ("#E1 = Calculate[#E2 * 2]\n#E2 = Calculate[3 + 4]", "a forward reference", H_FORWARD),
-    ("#E1 = Search[Alan Turing]\n#E2 = Search[#E3]", "a reference to evidence no line defines", H_FORWARD),
-    ("#E1 = Search[#E1]", "a line that uses its own result", H_SELF),
-    ("#E1 = Search[Ada Lovelace]\n#E1 = Search[Alan Turing]", "a variable defined twice", H_TWICE),
-    ("I would search for Ada Lovelace first, then compute.", "a reply with no evidence line", H_EMPTY),
-    ("#E1 = Search[Grace Hopper]\n#E2 = Calculate[#E10 + 1]", "#E10 where only #E1 exists", H_E10),
+     tr_later("a valid plan whose Plan line mentions #E2 before it is defined"), H_PLAN_LINE),
+    ("#E1 = Calculate[#E2 * 2]\n#E2 = Calculate[3 + 4]", tr_later("a forward reference"), H_FORWARD),
+    ("#E1 = Search[Alan Turing]\n#E2 = Search[#E3]", tr_later("a reference to evidence no line defines"), H_FORWARD),
+    ("#E1 = Search[#E1]", tr_later("a line that uses its own result"), H_SELF),
+    ("#E1 = Search[Ada Lovelace]\n#E1 = Search[Alan Turing]", tr_later("a variable defined twice"), H_TWICE),
+    ("I would search for Ada Lovelace first, then compute.", tr_later("a reply with no evidence line"), H_EMPTY),
+    ("#E1 = Search[Grace Hopper]\n#E2 = Calculate[#E10 + 1]", tr_later("#E10 where only #E1 exists"), H_E10),
 ]
 
 
@@ -109,9 +111,9 @@ def plan_fault(text: str):
     return None if defined else ""
 
 
-H_UNSEEN = ("a plan drawn for this check: read each evidence line (#Ek = Tool[input]) in order; every #E reference "
-            "in an input must name a variable defined on an EARLIER line (whole numbers: #E1 is not #E10), none "
-            "defined twice; the message names the variable at fault.")
+H_UNSEEN = (tr_later("a plan drawn for this check: read each evidence line (#Ek = Tool[input]) in order; every #E "
+                     "reference in an input must name a variable defined on an EARLIER line (whole numbers: #E1 is not "
+                     "#E10), none defined twice; the message names the variable at fault."))
 
 
 def unseen_plan() -> str:
@@ -152,36 +154,37 @@ def unseen_plan() -> str:
           "agentkit.rewoo.parse_rewoo_plan is refused.", forbid=("agentkit.rewoo:parse_rewoo_plan",), objects=False)
 def _validate(check_plan):
     if not callable(check_plan):
-        raise Fail("your answer", "a function check_plan(text) -> None or a message", repr(check_plan),
-                   "define it with def.")
-    drawn = [(unseen_plan(), "a plan drawn for this check", H_UNSEEN) for _ in range(8)]
+        raise Fail(tr("your answer"), tr("a function check_plan(text) -> None or a message"), repr(check_plan),
+                   tr("define it with def."))
+    drawn = [(unseen_plan(), tr_later("a plan drawn for this check"), H_UNSEEN) for _ in range(8)]
     for text, what, hint in PLANS + drawn:
         said = call(check_plan, text, case=what, hint=hint)
         fault = plan_fault(text)
-        shown = text.replace("\n", " | ")
+        case = tr("{what}: {plan}", what=tr(what), plan=text.replace("\n", " | "))
         if fault is None and said is not None:
-            raise Fail(f"{what}: {shown}", "None (the plan can run)", repr(said), hint)
+            raise Fail(case, tr("None (the plan can run)"), repr(said), hint)
         if fault is not None:
             if not isinstance(said, str) or not said.strip():
-                raise Fail(f"{what}: {shown}", "a message saying what is wrong", repr(said), hint + (
-                    " (None means 'can run': if your function returned nothing, did it forget `return`?)"
-                    if said is None else ""))
+                raise Fail(case, tr("a message saying what is wrong"), repr(said), tr(
+                    "{hint} (None means 'can run': if your function returned nothing, did it forget `return`?)",
+                    hint=tr(hint)) if said is None else hint)
             if fault and not re.search(re.escape(fault) + r"(?!\d)", said):
-                raise Fail(f"{what}: {shown}", f"a message naming {fault}", repr(said), H_NAME)
+                raise Fail(case, tr("a message naming {variable}", variable=fault), repr(said), H_NAME)
     # The stand-in's own plans for the chapter's tasks: all valid, so your check must let every one run.
     planner = get_llm("fake")
     tasks = [t for t in load_tasks() if t.category != "impossible"][:12]
     for t in tasks:
         agent = ReWOOAgent(planner, default_executor())
         plan = planner.think(agent.planner_prompt(t.question))
-        said = call(check_plan, plan, case=f"the stand-in's plan for {t.id!r}", hint=H_VALID)
+        said = call(check_plan, plan, case=tr("the stand-in's plan for {task}", task=repr(t.id)), hint=H_VALID)
         if said is not None:
-            raise Fail(f"the stand-in's plan for {t.id!r}: {plan!r}", "None (parse_rewoo_plan accepts it)",
-                       repr(said), H_VALID)
-    return (f"Your validator agrees with agentkit.rewoo.parse_rewoo_plan on all {len(PLANS) + len(drawn)} plans "
-            f"({len(PLANS)} of set shapes, {len(drawn)} drawn for this check) and "
-            f"lets the stand-in's own plans for {len(tasks)} tasks run ({len(planner.calls)} planner calls in its "
-            "ledger). A refused plan costs its one planner call and no tool call: the check runs before any tool.")
+            raise Fail(tr("the stand-in's plan for {task}: {plan}", task=repr(t.id), plan=repr(plan)),
+                       tr("None (parse_rewoo_plan accepts it)"), repr(said), H_VALID)
+    return tr("Your validator agrees with agentkit.rewoo.parse_rewoo_plan on all {plans} plans ({set} of set shapes, "
+              "{drawn} drawn for this check) and lets the stand-in's own plans for {tasks} tasks run ({calls} planner "
+              "calls in its ledger). A refused plan costs its one planner call and no tool call: the check runs before "
+              "any tool.", plans=len(PLANS) + len(drawn), set=len(PLANS), drawn=len(drawn), tasks=len(tasks),
+              calls=len(planner.calls))
 
 
 # --- 09.break: a plan the validator accepts, and that cannot work ------------------------------
@@ -189,7 +192,7 @@ def _validate(check_plan):
 BLIND_TASK = "woz-torvalds"
 
 
-PRINTED_PLANS = [  # the blind plans sections 2 and 7 print for this very task
+PRINTED_PLANS = [  # the blind plans sections 2 and 6 print for this very task
     "#E1 = Search[Steve Wozniak]\n#E2 = Search[Linus Torvalds]\n#E3 = Calculate[#E2 - #E1]",
 ]
 
@@ -257,50 +260,54 @@ def planner_says(plan: str) -> ScriptedLLM:
 
 
 @exercise("09.break", "break", "A blind plan",
-          "Set `plan` to a ReWOO plan for 'woz-torvalds', not the one sections 2 and 7 print, that the validator "
+          "Set `plan` to a ReWOO plan for 'woz-torvalds', not the one sections 2 and 6 print, that the validator "
           "accepts and whose run gets it wrong, because a step needs a piece of an earlier result.", objects=False)
 def _break(plan):
     if not isinstance(plan, str):
-        raise Fail("your answer", "a str: the planner's reply", type(plan).__name__, "write the plan as a string.")
+        raise Fail(tr("your answer"), tr("a str: the planner's reply"), type(plan).__name__,
+                   tr("write the plan as a string."))
     try:
         parse_rewoo_plan(plan)
     except PlanError as error:
-        raise Fail("parse_rewoo_plan(plan)", "a valid plan", f"PlanError: {error}",
-                   "a blind plan is a VALID plan: every reference points to an earlier line, and the validator has "
-                   "nothing to refuse (section 2, 'Planning blind').") from None
+        raise Fail("parse_rewoo_plan(plan)", tr("a valid plan"), f"PlanError: {error}",
+                   tr("a blind plan is a VALID plan: every reference points to an earlier line, and the validator has "
+                      "nothing to refuse (section 2, 'Planning blind').")) from None
     if copied_plan(plan):
-        raise Fail("your plan", "a blind plan of your own", f"{plan.replace(chr(10), ' | ')[:200]}: the steps of the "
-                   f"plan sections 2 and 7 print ({copied_plan(plan).replace(chr(10), ' | ')}), renamed, reordered or "
-                   "reworded", "sections 2 and 7 print that plan and its run already: write another one that goes "
-                   "wrong for the same reason, with a step of your own that needs a piece of an earlier result.")
+        raise Fail(tr("your plan"), tr("a blind plan of your own"),
+                   tr("{plan}: the steps of the plan sections 2 and 6 print ({printed}), renamed, reordered or reworded",
+                      plan=plan.replace(chr(10), " | ")[:200], printed=copied_plan(plan).replace(chr(10), " | ")),
+                   tr("sections 2 and 6 print that plan and its run already: write another one that goes wrong for the "
+                      "same reason, with a step of your own that needs a piece of an earlier result."))
     the_task = task(BLIND_TASK)
     needed = [step[len("Search["):-1] for step in the_task.key_path if step.startswith("Search[")]
     searched = " ".join(text for tool, text in _evidence(plan) if tool.lower() == "search").casefold()
     missing = [name for name in needed if name.casefold() not in searched]
     if missing:
-        raise Fail(f"your plan for {BLIND_TASK!r}: {the_task.question}", f"searches for {', '.join(needed)}",
-                   f"no search for {', '.join(missing)}",
-                   "a plan for this question looks up what this question needs, and goes wrong only because it "
-                   "cannot read what it found: a plan for another question proves nothing about this one.")
+        raise Fail(tr("your plan for {task}: {question}", task=repr(BLIND_TASK), question=the_task.question),
+                   tr("searches for {names}", names=", ".join(needed)),
+                   tr("no search for {names}", names=", ".join(missing)),
+                   tr("a plan for this question looks up what this question needs, and goes wrong only because it "
+                      "cannot read what it found: a plan for another question proves nothing about this one."))
     llm, tools = planner_says(plan), default_executor()
     agent = ReWOOAgent(llm, tools)
     answer = agent.run(the_task.question, verbose=False)
     flooded = [(v, agent.inputs[v]) for v in agent.inputs
                if any(len(e) > 40 and e in agent.inputs[v] for k, e in agent.evidence.items() if k != v)]
     if not flooded:
-        raise Fail("the run of your plan", "a step whose tool received a whole earlier result",
-                   f"inputs {list(agent.inputs.values())}, answer {answer!r}",
-                   "blind means a step's input is a result the planner could not see: write #E1 (or #E2) in an "
-                   "input, as the blind Calculate of section 2 does.")
+        raise Fail(tr("the run of your plan"), tr("a step whose tool received a whole earlier result"),
+                   tr("inputs {inputs}, answer {answer}", inputs=list(agent.inputs.values()), answer=repr(answer)),
+                   tr("blind means a step's input is a result the planner could not see: write #E1 (or #E2) in an "
+                      "input, as the blind Calculate of section 2 does."))
     if the_task.check(answer):
-        raise Fail("the run of your plan", "a wrong answer", repr(answer),
-                   "your plan handed a paragraph to a tool and still got it right: make the step that needs a number "
-                   "from a result (the subtraction) take that result.")
+        raise Fail(tr("the run of your plan"), tr("a wrong answer"), repr(answer),
+                   tr("your plan handed a paragraph to a tool and still got it right: make the step that needs a number "
+                      "from a result (the subtraction) take that result."))
     variable, received = flooded[0]
-    return (f"The validator accepted your plan; the run cost {len(llm.calls)} LLM calls and {len(tools.log)} tool "
-            f"calls (ledgers). {variable}'s tool received {len(received)} characters, {received[:60]!r}..., and the "
-            f"answer was {answer!r}, wrong (gold {the_task.gold}). ReAct reads each result before its next step, which is "
-            "what this question needs.")
+    return tr("The validator accepted your plan; the run cost {calls} LLM calls and {tools} tool calls (ledgers). "
+              "{variable}'s tool received {chars} characters, {received}..., and the answer was {answer}, wrong (gold "
+              "{gold}). ReAct reads each result before its next step, which is what this question needs.",
+              calls=len(llm.calls), tools=len(tools.log), variable=variable, chars=len(received),
+              received=repr(received[:60]), answer=repr(answer), gold=the_task.gold)
 
 
 # --- 09.noise: turn the errors up until the ranking flips -------------------------------------
@@ -330,33 +337,34 @@ def corrupted(llms: list) -> int:
           "at rate 0, scores below ReAct on the task set (seed 0).", objects=False)
 def _noise(rate):
     if isinstance(rate, bool) or not isinstance(rate, (int, float)):
-        raise Fail("your answer", "a number: the error rate per reply", type(rate).__name__,
-                   "write rate = 0.something.")
+        raise Fail(tr("your answer"), tr("a number: the error rate per reply"), type(rate).__name__,
+                   tr("write rate = 0.something."))
     if not 0 < rate <= 1:
-        raise Fail("your rate", "a rate above 0 and at most 1", repr(rate),
-                   "at rate 0 the stand-in is a perfect reader: Plan-and-Execute gets every task right there. Turn the "
-                   "errors up.")
+        raise Fail(tr("your rate"), tr("a rate above 0 and at most 1"), repr(rate),
+                   tr("at rate 0 the stand-in is a perfect reader: Plan-and-Execute gets every task right there. Turn "
+                      "the errors up."))
     runs = {name: noisy_run(name, float(rate)) for name in NOISE_PARADIGMS}
     success = {name: report.summary.success_rate for name, (report, _) in runs.items()}
     if success["Plan-and-Execute"] >= success["ReAct"]:
         high = success["ReAct"] < 0.2
-        raise Fail(f"the task set at error rate {rate}, seed 0",
-                   "Plan-and-Execute below ReAct", f"Plan-and-Execute {success['Plan-and-Execute']:.0%}, "
+        raise Fail(tr("the task set at error rate {rate}, seed 0", rate=rate),
+                   tr("Plan-and-Execute below ReAct"), f"Plan-and-Execute {success['Plan-and-Execute']:.0%}, "
                    f"ReAct {success['ReAct']:.0%}",
-                   "at such a rate both paradigms are near the floor, where little separates them: come down."
-                   if high else "Plan-and-Execute is still not below ReAct. It makes more model calls per task, so at "
-                   "a per-reply rate it meets more errors: go up a little (section 5's curves).")
+                   tr("at such a rate both paradigms are near the floor, where little separates them: come down.")
+                   if high else tr("Plan-and-Execute is still not below ReAct. It makes more model calls per task, so "
+                                   "at a per-reply rate it meets more errors: go up a little (section 5's curves)."))
     if rate in PRINTED_RATES:
-        raise Fail("your rate", "a rate section 5 does not print", repr(rate),
-                   "right, and section 5's sweep prints that rate already, for both paradigms: choose a rate it "
-                   "does not show, and predict from its curves what happens there.")
+        raise Fail(tr("your rate"), tr("a rate section 5 does not print"), repr(rate),
+                   tr("right, and section 5's sweep prints that rate already, for both paradigms: choose a rate it "
+                      "does not show, and predict from its curves what happens there."))
     lines = []
     for name, (report, llms) in runs.items():
         calls = sum(len(llm.calls) for llm in llms)
-        lines.append(f"{name} {success[name]:.0%} right, {calls} LLM calls, {corrupted(llms)} of them corrupted")
-    return (f"At rate {rate}, seed 0, from the ledgers: " + "; ".join(lines) + ". The same rate per reply, more "
-            "replies per task: the perfect planner of rate 0 is the first to fall. That is a property of the structure under "
-            "this instrument; a real model's errors need a real model's runs.")
+        lines.append(tr("{name} {share} right, {calls} LLM calls, {corrupted} of them corrupted", name=name,
+                        share=f"{success[name]:.0%}", calls=calls, corrupted=corrupted(llms)))
+    return tr("At rate {rate}, seed 0, from the ledgers: {lines}. The same rate per reply, more replies per task: the "
+              "perfect planner of rate 0 is the first to fall. That is a property of the structure under this "
+              "instrument; a real model's errors need a real model's runs.", rate=rate, lines="; ".join(lines))
 
 
 # --- concept questions ------------------------------------------------------------------------

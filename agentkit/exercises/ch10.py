@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..evaluate import compare, evaluate
+from ..i18n import tr, tr_later
 from ..modes import get_llm
 from ..paradigms import make_act_only, make_react
 from ..react import REACT_MARKER, ReActAgent
@@ -66,20 +67,21 @@ prediction("10.predict", "What two more steps change",
            "on the multi-hop tasks, before running anything.",
            Prediction(truth=flips, labels=("",), why=WHY, source="the reports",
                       tolerance=lambda row, label, actual: 0.05,
-                      case=lambda row: f"{row}, version 3 (ReAct, max_steps 7) against version 1 (max_steps 5), "
-                                       "the multi-hop tasks",
-                      done=lambda truth: "One change per version, and every flip has one cause.",
+                      case=lambda row: tr("{row}, version 3 (ReAct, max_steps 7) against version 1 (max_steps 5), "
+                                          "the multi-hop tasks", row=row),
+                      done=lambda truth: tr("One change per version, and every flip has one cause."),
                       pointer="reason task by task: which version-1 runs ended for want of steps? Section 6's "
                               "early-stop review of version 1 names them; then place the P95 as section 2 does."))
 
 
 # --- 10.p95: the 95th percentile of the steps ------------------------------------------------
 
-H_INTERPOLATE = ("numpy's default does not pick a value, it interpolates: sort, take position 0.95 * (n - 1), and go "
-                 "that fraction of the way from the value below it to the value above (section 2).")
-H_SORT = "sort the values first: the 95th percentile is a position in the SORTED list."
-H_ONE = "one value: position 0.95 * 0 = 0, so the P95 is that value."
-H_POSITION = "the position is 0.95 * (n - 1), counted from 0, not 0.95 * n."
+H_INTERPOLATE = (tr_later("numpy's default does not pick a value, it interpolates: sort, take position 0.95 * (n - "
+                          "1), and go "
+                          "that fraction of the way from the value below it to the value above (section 2)."))
+H_SORT = tr_later("sort the values first: the 95th percentile is a position in the SORTED list.")
+H_ONE = tr_later("one value: position 0.95 * 0 = 0, so the P95 is that value.")
+H_POSITION = tr_later("the position is 0.95 * (n - 1), counted from 0, not 0.95 * n.")
 
 P95_CASES = [  # (steps, hint for a mismatch that diagnose() cannot name)
     ([3, 3, 3, 3], H_POSITION),
@@ -127,38 +129,45 @@ def diagnose(values, said, hint: str) -> str:
           forbid=("numpy:percentile", "numpy:quantile", "numpy:nanpercentile", "numpy:nanquantile"), objects=False)
 def _p95(p95):
     if not callable(p95):
-        raise Fail("your answer", "a function p95(values) -> float", repr(p95), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function p95(values) -> float"), repr(p95), tr("define it with def."))
     for values, hint in P95_CASES + unseen_lists():
         said = call(p95, list(values), case=f"p95({values})", hint=hint)
         truth = float(np.percentile(values, 95))
         if said is None:
             raise Fail(f"p95({values})", f"{truth:g}", "None",
-                       "your function returned nothing: did it forget `return`?")
+                       tr("your function returned nothing: did it forget `return`?"))
         try:
             ok = abs(float(said) - truth) < 1e-9
         except (TypeError, ValueError):
-            raise Fail(f"p95({values})", "a number", repr(said), "return the percentile as a number.") from None
+            raise Fail(f"p95({values})", tr("a number"), repr(said), tr("return the percentile as a number.")) from None
         if not ok:
-            raise Fail(f"p95({values})", f"{truth:g} (numpy.percentile)", f"{said!r}", diagnose(values, said, hint))
+            raise Fail(f"p95({values})", tr("{p95} (numpy.percentile)", p95=f"{truth:g}"), f"{said!r}",
+                       diagnose(values, said, hint))
     before, after = reports()
     for report in (before, after):
         steps = [run.steps for run in report.runs]
-        said = call(p95, steps, case=f"the steps of {report.name} on the multi-hop tasks", hint=H_INTERPOLATE)
+        said = call(p95, steps, case=tr("the steps of {name} on the multi-hop tasks", name=report.name),
+                    hint=H_INTERPOLATE)
         if abs(float(said) - report.summary.p95_steps) > 1e-9:
-            raise Fail(f"the steps of {report.name} on the multi-hop tasks: {steps}",
-                       f"{report.summary.p95_steps:g} (the harness's summary)", f"{said!r}", H_INTERPOLATE)
-    return (f"Your P95 agrees with numpy on {len(P95_CASES)} lists and 4 drawn for this check, and with the harness on two real reports: "
-            f"{before.summary.p95_steps:g} steps for ReAct, {after.summary.p95_steps:g} with two more steps, while "
-            f"the means are {before.summary.mean_steps:.2f} and {after.summary.mean_steps:.2f}. The mean hides the "
-            "long runs; the P95 is what a step budget must cover.")
+            raise Fail(tr("the steps of {name} on the multi-hop tasks: {steps}", name=report.name, steps=steps),
+                       tr("{p95} (the harness's summary)", p95=f"{report.summary.p95_steps:g}"), f"{said!r}",
+                       H_INTERPOLATE)
+    return tr("Your P95 agrees with numpy on {lists} lists and 4 drawn for this check, and with the harness on two "
+              "real "
+              "reports: {before} steps for ReAct, {after} with two more steps, while the means are {mean_before} and "
+              "{mean_after}. The mean hides the long runs; the P95 is what a step budget must cover.",
+              lists=len(P95_CASES), before=f"{before.summary.p95_steps:g}", after=f"{after.summary.p95_steps:g}",
+              mean_before=f"{before.summary.mean_steps:.2f}", mean_after=f"{after.summary.mean_steps:.2f}")
 
 
 # --- 10.compare: broken and fixed, task by task ----------------------------------------------
 
-H_PAIR = ("pair each task with ITSELF, by task_id, not run i with run i: two reports may list the same tasks in "
-          "another order (section 5, 'What breaks it').")
-H_DIRECTION = "broken means right before and wrong after; fixed means wrong before and right after (section 5)."
-H_NEITHER = "a task right in both, or wrong in both, did not flip: it is in neither list."
+H_PAIR = (tr_later("pair each task with ITSELF, by task_id, not run i with run i: two reports may list the same tasks "
+                   "in "
+                   "another order (section 5, 'What breaks it')."))
+H_DIRECTION = tr_later("broken means right before and wrong after; fixed means wrong before and right after (section "
+                       "5).")
+H_NEITHER = tr_later("a task right in both, or wrong in both, did not flip: it is in neither list.")
 
 
 def rows(*pairs) -> SimpleNamespace:
@@ -166,14 +175,15 @@ def rows(*pairs) -> SimpleNamespace:
 
 
 COMPARE_CASES = [  # (before, after, what, hint): flips decides, after your answer
-    (rows(("a", True), ("b", False)), rows(("a", False), ("b", True)), "one task broken, one fixed, in the same order",
+    (rows(("a", True), ("b", False)), rows(("a", False), ("b", True)), tr_later("one task broken, one fixed, in the "
+                                                                                "same order"),
      H_DIRECTION),
-    (rows(("a", True), ("b", True), ("c", False)), rows(("a", True), ("b", True), ("c", False)), "nothing flips",
+    (rows(("a", True), ("b", True), ("c", False)), rows(("a", True), ("b", True), ("c", False)), tr_later("nothing flips"),
      H_NEITHER),
     (rows(("a", True), ("b", False), ("c", True)), rows(("c", True), ("b", False), ("a", False)),
-     "the same tasks, listed in another order", H_PAIR),
+     tr_later("the same tasks, listed in another order"), H_PAIR),
     (rows(("x", False), ("y", True), ("z", False), ("w", True)),
-     rows(("w", False), ("z", True), ("y", True), ("x", False)), "four tasks, the second report reversed", H_PAIR),
+     rows(("w", False), ("z", True), ("y", True), ("x", False)), tr_later("four tasks, the second report reversed"), H_PAIR),
 ]
 
 
@@ -208,30 +218,31 @@ def _ids(value) -> list:
           forbid=("agentkit.evaluate:compare",), objects=False)
 def _compare(compare_runs):
     if not callable(compare_runs):
-        raise Fail("your answer", "a function compare_runs(before, after) -> (broken, fixed)", repr(compare_runs),
-                   "define it with def.")
-    drawn = [(*unseen_reports(), "two reports drawn for this check", H_PAIR) for _ in range(3)]
+        raise Fail(tr("your answer"), tr("a function compare_runs(before, after) -> (broken, fixed)"),
+                   repr(compare_runs), tr("define it with def."))
+    drawn = [(*unseen_reports(), tr_later("two reports drawn for this check"), H_PAIR) for _ in range(3)]
     for before, after, what, hint in COMPARE_CASES + drawn:
-        shown = (f"before {[(r.task_id, r.correct) for r in before.runs]}, "
-                 f"after {[(r.task_id, r.correct) for r in after.runs]}")
-        said = call(compare_runs, before.runs, after.runs, case=f"{what}: {shown}", hint=hint)
+        case = tr("{what}: before {before}, after {after}", what=tr(what),
+                  before=[(r.task_id, r.correct) for r in before.runs],
+                  after=[(r.task_id, r.correct) for r in after.runs])
+        said = call(compare_runs, before.runs, after.runs, case=case, hint=hint)
         broken, fixed = flips(before.runs, after.runs)
+        expected = tr("broken {broken}, fixed {fixed}", broken=broken, fixed=fixed)
         if said is None:
-            raise Fail(f"{what}: {shown}", f"broken {broken}, fixed {fixed}", "None",
-                       "your function returned nothing: return a pair, (broken, fixed).")
+            raise Fail(case, expected, "None", tr("your function returned nothing: return a pair, (broken, fixed)."))
         try:
             got_broken, got_fixed = said
             got = (_ids(got_broken), _ids(got_fixed))
         except (TypeError, ValueError):
-            raise Fail(f"{what}: {shown}", "a pair (broken task ids, fixed task ids)", repr(said),
-                       "return two lists of task ids, e.g. (['a'], ['b']).") from None
+            raise Fail(case, tr("a pair (broken task ids, fixed task ids)"), repr(said),
+                       tr("return two lists of task ids, e.g. (['a'], ['b']).")) from None
         if got != (broken, fixed):
-            raise Fail(f"{what}: {shown}", f"broken {broken}, fixed {fixed}", f"broken {got[0]}, fixed {got[1]}",
-                       hint)
+            raise Fail(case, expected, tr("broken {broken}, fixed {fixed}", broken=got[0], fixed=got[1]), hint)
     tasks = load_tasks()[::3]
     v1 = evaluate(make_v1, tasks, review=False, progress=False)
     v2 = evaluate(make_v2, tasks, review=False, progress=False)
-    said = call(compare_runs, v1.runs, v2.runs[::-1], case="version 1 against version 2, the second listed backwards",
+    said = call(compare_runs, v1.runs, v2.runs[::-1], case=tr("version 1 against version 2, the second listed "
+                                                              "backwards"),
                 hint=H_PAIR)
     truth = compare(v1, v2)
     want = (_ids(r.task_id for _, r in truth.broken), _ids(r.task_id for _, r in truth.fixed))
@@ -240,11 +251,13 @@ def _compare(compare_runs):
     except (TypeError, ValueError, IndexError):
         got = None
     if got != want:
-        raise Fail(f"ReAct against Act-only +2 steps on {len(tasks)} tasks, the second report listed backwards",
-                   f"broken {want[0]}, fixed {want[1]} (agentkit.evaluate.compare)", repr(said), H_PAIR)
-    return (f"On {len(tasks)} tasks run for real, version 2 listed backwards, your comparison finds the same flips as "
-            f"agentkit.evaluate.compare: broken {want[0]}, fixed {want[1]}. The package refuses two reports whose task "
-            "lists differ instead; either way, a task is only ever compared with itself.")
+        raise Fail(tr("ReAct against Act-only +2 steps on {n} tasks, the second report listed backwards", n=len(tasks)),
+                   tr("broken {broken}, fixed {fixed} (agentkit.evaluate.compare)", broken=want[0], fixed=want[1]),
+                   repr(said), H_PAIR)
+    return tr("On {n} tasks run for real, version 2 listed backwards, your comparison finds the same flips as "
+              "agentkit.evaluate.compare: broken {broken}, fixed {fixed}. The package refuses two reports whose task "
+              "lists differ instead; either way, a task is only ever compared with itself.", n=len(tasks),
+              broken=want[0], fixed=want[1])
 
 
 # --- 10.break: an answer the checker accepts and a person would not --------------------------
@@ -283,33 +296,38 @@ def claimed_year(answer: str):
           "wrong year, yet the numeric checker counts right.", objects=False)
 def _break(answer):
     if not isinstance(answer, str):
-        raise Fail("your answer", "a str: the agent's final answer", type(answer).__name__,
-                   "write the answer as a string.")
+        raise Fail(tr("your answer"), tr("a str: the agent's final answer"), type(answer).__name__,
+                   tr("write the answer as a string."))
     task = next(t for t in load_tasks() if t.id == BREAK_TASK)
     numbers = numbers_in(answer)
     if not task.check(answer):
-        raise Fail(f"task {task.id!r} (gold {task.gold}, numeric checker)", "counted right by the checker",
-                   f"{answer!r}: wrong", "the numeric checker reads only the LAST number of the answer, and a refusal "
-                   "is never right (section 1): end with the gold, and do not say you cannot.")
+        raise Fail(tr("task {task} (gold {gold}, numeric checker)", task=repr(task.id), gold=task.gold),
+                   tr("counted right by the checker"), tr("{answer}: wrong", answer=repr(answer)),
+                   tr("the numeric checker reads only the LAST number of the answer, and a refusal is never right "
+                      "(section 1): end with the gold, and do not say you cannot."))
     claim = claimed_year(answer)
     if claim is None or float(claim) == float(task.gold):
-        raise Fail(f"task {task.id!r} (gold {task.gold})", "an answer that claims a wrong year, as a person reads it",
-                   f"{answer!r}: a person reads {claim or 'no year'} as the answer",
-                   "that is simply the right answer (a year you correct to the gold with 'no, wait' or 'actually' is "
-                   "your final claim). A person reads the year you give first as your answer, unless you correct "
-                   "it: make your claim wrong, and let the gold come later in a role that is not the claim (a "
-                   "figure you dismiss, say).")
+        raise Fail(tr("task {task} (gold {gold})", task=repr(task.id), gold=task.gold),
+                   tr("an answer that claims a wrong year, as a person reads it"),
+                   tr("{answer}: a person reads {claim} as the answer", answer=repr(answer),
+                      claim=claim or tr("no year")),
+                   tr("that is simply the right answer (a year you correct to the gold with 'no, wait' or 'actually' "
+                      "is "
+                      "your final claim). A person reads the year you give first as your answer, unless you correct "
+                      "it: make your claim wrong, and let the gold come later in a role that is not the claim (a "
+                      "figure you dismiss, say)."))
     report = evaluate(lambda extra_steps=0: ReActAgent(answers_with(answer), default_executor(), 5), [task],
                       review=False, progress=False)
     run = report.runs[0]
     if not run.correct:
-        raise Fail("the harness's run of an agent that finishes with your answer", "a row marked correct",
-                   f"answer {run.answer!r}, correct {run.correct}",
-                   "keep the answer on one line, without square brackets, so Finish[...] carries all of it.")
-    return (f"A person reads {claim} as the answer; the harness read the last number, {numbers[-1]}, and counted "
-            f"{run.answer!r} right: success {report.summary.success_rate:.0%} on "
-            f"{task.id!r}, in {run.calls} LLM call. A checker a program can apply is a contract, not an "
-            "understanding: read the answers, the right ones too, before believing a success rate.")
+        raise Fail(tr("the harness's run of an agent that finishes with your answer"), tr("a row marked correct"),
+                   tr("answer {answer}, correct {correct}", answer=repr(run.answer), correct=run.correct),
+                   tr("keep the answer on one line, without square brackets, so Finish[...] carries all of it."))
+    return tr("A person reads {claim} as the answer; the harness read the last number, {last}, and counted {answer} "
+              "right: success {success} on {task}, in {calls} LLM call. A checker a program can apply is a contract, "
+              "not an understanding: read the answers, the right ones too, before believing a success rate.",
+              claim=claim, last=numbers[-1], answer=repr(run.answer), success=f"{report.summary.success_rate:.0%}",
+              task=repr(task.id), calls=run.calls)
 
 
 # --- concept questions ------------------------------------------------------------------------

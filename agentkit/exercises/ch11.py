@@ -6,6 +6,7 @@ import json
 import tempfile
 from pathlib import Path
 
+from ..i18n import tr, tr_later
 from ..modes import get_llm
 from ..native import (
     NATIVE_FALLBACK_MARKER, NATIVE_MARKER, NativeReActAgent, call_problem, format_failures, tool_schemas,
@@ -78,32 +79,33 @@ def _schema(name: str, field: str) -> dict:
 
 CONVERT = [_schema("Convert", "amount"), _schema("Finish", "answer")]
 
-H_VALID = "a call with a known name and exactly the schema's fields, each a string, is valid: return None."
-H_UNKNOWN = "the name must be one of the schemas' function names: the model can invent a tool."
-H_JSON = ("the arguments are the model's TEXT: json.loads raises ValueError on text that is not JSON. Catch it and "
-          "say so (section 3's 'arguments not JSON').")
-H_OBJECT = "JSON that is not an object (a list, a number, null) has no fields: check isinstance(arguments, dict)."
-H_REQUIRED = ("read the required fields from the schema's parameters ('required'), not a name you know: another "
-              "tool's field is not 'input'.")
-H_STRING = "each field's value must have the schema's type: 'string' means isinstance(value, str)."
-H_EXTRA = ("additionalProperties: false means a field the schema lacks is an error too (section 4's list: 'a field "
-           "the schema lacks').")
-H_MESSAGE = "a bad call needs a message saying what is wrong: the loop feeds it back to the model."
+H_VALID = tr_later("a call with a known name and exactly the schema's fields, each a string, is valid: return None.")
+H_UNKNOWN = tr_later("the name must be one of the schemas' function names: the model can invent a tool.")
+H_JSON = (tr_later("the arguments are the model's TEXT: json.loads raises ValueError on text that is not JSON. Catch it "
+                   "and say so (section 3's 'arguments not JSON')."))
+H_OBJECT = tr_later("JSON that is not an object (a list, a number, null) has no fields: check isinstance(arguments, "
+                    "dict).")
+H_REQUIRED = (tr_later("read the required fields from the schema's parameters ('required'), not a name you know: "
+                       "another tool's field is not 'input'."))
+H_STRING = tr_later("each field's value must have the schema's type: 'string' means isinstance(value, str).")
+H_EXTRA = (tr_later("additionalProperties: false means a field the schema lacks is an error too (section 4's list: 'a "
+                    "field the schema lacks')."))
+H_MESSAGE = tr_later("a bad call needs a message saying what is wrong: the loop feeds it back to the model.")
 
 SCHEMA_CASES = [  # (tool name, arguments text, schemas, what, hint): schema_truth decides, after yours
-    ("Search", '{"input": "Ada Lovelace"}', None, "a good Search", H_VALID),
-    ("Finish", '{"answer": "1815"}', None, "a good Finish", H_VALID),
-    ("Convert", '{"amount": "12 EUR"}', CONVERT, "a good call to a tool whose field is 'amount'", H_REQUIRED),
-    ("Browse", '{"input": "Ada Lovelace"}', None, "a tool the schemas do not have", H_UNKNOWN),
-    ("Calculate", "{'input': '2 + 2'}", None, "single quotes: not JSON", H_JSON),
-    ("Search", "", None, "empty arguments", H_JSON),
-    ("Search", '["Ada Lovelace"]', None, "a JSON list, not an object", H_OBJECT),
-    ("Finish", "null", None, "JSON null", H_OBJECT),
-    ("Search", '{"name": "Ada Lovelace"}', None, "the field under another name", H_REQUIRED),
-    ("Convert", '{"input": "12 EUR"}', CONVERT, "Convert called with Search's field", H_REQUIRED),
-    ("Calculate", '{"input": 4}', None, "a number where the schema wants a string", H_STRING),
-    ("Finish", '{"answer": {"year": 1815}}', None, "an object where the schema wants a string", H_STRING),
-    ("Search", '{"input": "Ada Lovelace", "limit": "3"}', None, "a field the schema lacks", H_EXTRA),
+    ("Search", '{"input": "Ada Lovelace"}', None, tr_later("a good Search"), H_VALID),
+    ("Finish", '{"answer": "1815"}', None, tr_later("a good Finish"), H_VALID),
+    ("Convert", '{"amount": "12 EUR"}', CONVERT, tr_later("a good call to a tool whose field is 'amount'"), H_REQUIRED),
+    ("Browse", '{"input": "Ada Lovelace"}', None, tr_later("a tool the schemas do not have"), H_UNKNOWN),
+    ("Calculate", "{'input': '2 + 2'}", None, tr_later("single quotes: not JSON"), H_JSON),
+    ("Search", "", None, tr_later("empty arguments"), H_JSON),
+    ("Search", '["Ada Lovelace"]', None, tr_later("a JSON list, not an object"), H_OBJECT),
+    ("Finish", "null", None, tr_later("JSON null"), H_OBJECT),
+    ("Search", '{"name": "Ada Lovelace"}', None, tr_later("the field under another name"), H_REQUIRED),
+    ("Convert", '{"input": "12 EUR"}', CONVERT, tr_later("Convert called with Search's field"), H_REQUIRED),
+    ("Calculate", '{"input": 4}', None, tr_later("a number where the schema wants a string"), H_STRING),
+    ("Finish", '{"answer": {"year": 1815}}', None, tr_later("an object where the schema wants a string"), H_STRING),
+    ("Search", '{"input": "Ada Lovelace", "limit": "3"}', None, tr_later("a field the schema lacks"), H_EXTRA),
 ]
 
 
@@ -113,9 +115,9 @@ def schema_truth(name: str, arguments: str, schemas: list) -> bool:
     return not call_problem(FunctionCall(id="check", name=name, arguments=arguments), schemas)[2]
 
 
-H_UNSEEN = ("a call drawn for this check, against schemas drawn for it: the name must be one of theirs, the "
-            "arguments a JSON object, with every required field, no field the schema lacks, each of its type; "
-            "read all of that from the schema itself.")
+H_UNSEEN = (tr_later("a call drawn for this check, against schemas drawn for it: the name must be one of theirs, the "
+                     "arguments a JSON object, with every required field, no field the schema lacks, each of its type; "
+                     "read all of that from the schema itself."))
 NAMES = ("Convert", "Translate", "Lookup", "Weather", "Search", "Finish", "Calculate", "Rate")
 FIELDS = ("amount", "text", "city", "query", "input", "answer", "expression", "word")
 
@@ -162,47 +164,47 @@ def _stand_in_calls() -> list:
           forbid=("agentkit.native:call_problem", "agentkit.native:schema_problem"), objects=False)
 def _schema_check(validate_call):
     if not callable(validate_call):
-        raise Fail("your answer", "a function validate_call(name, arguments, schemas) -> None or a message",
-                   repr(validate_call), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function validate_call(name, arguments, schemas) -> None or a message"),
+                   repr(validate_call), tr("define it with def."))
     course = tool_schemas(default_executor())
-    drawn = [(*unseen_call(), "a call drawn for this check", H_UNSEEN) for _ in range(8)]
+    drawn = [(*unseen_call(), tr_later("a call drawn for this check"), H_UNSEEN) for _ in range(8)]
     for name, arguments, schemas, what, hint in SCHEMA_CASES + drawn:
         schemas = schemas or course
-        shown = f"{name}({arguments}) against {[s['function']['name'] for s in schemas]}"
-        said = call(validate_call, name, arguments, [json.loads(json.dumps(s)) for s in schemas],
-                    case=f"{what}: {shown}", hint=hint)
+        case = tr("{what}: {call} against {schemas}", what=tr(what), call=f"{name}({arguments})",
+                  schemas=[s["function"]["name"] for s in schemas])
+        said = call(validate_call, name, arguments, [json.loads(json.dumps(s)) for s in schemas], case=case, hint=hint)
         valid = schema_truth(name, arguments, schemas)
         if valid and said is not None:
-            raise Fail(f"{what}: {shown}", "None (a valid call)", repr(said), hint)
+            raise Fail(case, tr("None (a valid call)"), repr(said), hint)
         if not valid and (not isinstance(said, str) or not said.strip()):
-            raise Fail(f"{what}: {shown}", "a message saying what is wrong", repr(said), H_MESSAGE if said is not None
-                       else hint + " (None means 'valid': if your function returned nothing, did it forget `return`?)")
+            raise Fail(case, tr("a message saying what is wrong"), repr(said), H_MESSAGE if said is not None
+                       else tr("{hint} (None means 'valid': if your function returned nothing, did it forget "
+                               "`return`?)", hint=tr(hint)))
     calls = _stand_in_calls()
     for c in calls:
-        said = call(validate_call, c.name, c.arguments, course, case=f"the stand-in's call {c.name}({c.arguments})",
-                    hint=H_JSON)
+        case = tr("the stand-in's call {call}", call=f"{c.name}({c.arguments})")
+        said = call(validate_call, c.name, c.arguments, course, case=case, hint=H_JSON)
         truth = call_problem(c, course)[2]
         if bool(truth) != (said is not None):
-            raise Fail(f"the stand-in's call {c.name}({c.arguments})",
-                       f"a problem: {truth}" if truth else "None (a valid call)", repr(said), H_VALID if not truth
-                       else H_MESSAGE)
+            raise Fail(case, tr("a problem: {problem}", problem=truth) if truth else tr("None (a valid call)"),
+                       repr(said), H_VALID if not truth else H_MESSAGE)
     bad = sum(bool(call_problem(c, course)[2]) for c in calls)
-    return (f"Your check agrees with agentkit.native on all {len(SCHEMA_CASES) + len(drawn)} calls ({len(drawn)} "
-            "drawn for this check) and on the "
-            f"{len(calls)} tool calls in the ledgers of the seven sick stand-ins, {bad} of them bad. The API gave "
-            "each call its shape; what is inside is the model's, and your check is what reads it.")
+    return tr("Your check agrees with agentkit.native on all {all} calls ({drawn} drawn for this check) and on the "
+              "{calls} tool calls in the ledgers of the seven sick stand-ins, {bad} of them bad. The API gave each "
+              "call its shape; what is inside is the model's, and your check is what reads it.",
+              all=len(SCHEMA_CASES) + len(drawn), drawn=len(drawn), calls=len(calls), bad=bad)
 
 
 # --- 11.replay: find a recorded reply by the content of the request ---------------------------
 
-H_CONTENT = ("match by the CONTENT of the request: compare the whole request (messages, tools, tool_choice, "
-             "temperature) for equality, not its position on the cassette (section 7).")
-H_WHOLE = ("compare the WHOLE request: the same messages with other tools, or another temperature, is another "
-           "request, whose recorded answer may differ.")
-H_MISS = "a request that is not on the cassette has no answer: return None (ReplayLLM raises CassetteMiss)."
-H_FIRST = "when the same request was recorded twice, the first recording wins (as ReplayLLM's index keeps it)."
-H_ORDER = ("key order inside a dict does not change its content: compare the dicts with ==, or json.dumps with "
-           "sort_keys=True.")
+H_CONTENT = (tr_later("match by the CONTENT of the request: compare the whole request (messages, tools, tool_choice, "
+                      "temperature) for equality, not its position on the cassette (section 7)."))
+H_WHOLE = (tr_later("compare the WHOLE request: the same messages with other tools, or another temperature, is another "
+                    "request, whose recorded answer may differ."))
+H_MISS = tr_later("a request that is not on the cassette has no answer: return None (ReplayLLM raises CassetteMiss).")
+H_FIRST = tr_later("when the same request was recorded twice, the first recording wins (as ReplayLLM's index keeps it).")
+H_ORDER = (tr_later("key order inside a dict does not change its content: compare the dicts with ==, or json.dumps with "
+                    "sort_keys=True."))
 
 
 def _request(question: str, tools=None, temperature: float = 0, reversed_keys: bool = False) -> dict:
@@ -226,12 +228,12 @@ CASSETTE = [
     _entry(_request("Question: What is 17 * 23?"), "second: 400"),
 ]
 REPLAY_CASES = [  # (request, what, hint): replay_truth finds the reply, after your answer
-    (_request("Question: Who wrote Git?"), "the second request on the cassette, asked first", H_CONTENT),
-    (_request("Question: Who wrote Git?", tools=SEARCH_ONLY), "the same messages, with tools", H_WHOLE),
-    (_request("Question: Who wrote Git?", temperature=0.7), "the same messages at temperature 0.7", H_WHOLE),
-    (_request("Question: Who wrote Python?"), "a question nobody recorded", H_MISS),
-    (_request("Question: What is 17 * 23?"), "a request recorded twice", H_FIRST),
-    (_request("Question: Who wrote Git?", reversed_keys=True), "the recorded request, with its keys in another order",
+    (_request("Question: Who wrote Git?"), tr_later("the second request on the cassette, asked first"), H_CONTENT),
+    (_request("Question: Who wrote Git?", tools=SEARCH_ONLY), tr_later("the same messages, with tools"), H_WHOLE),
+    (_request("Question: Who wrote Git?", temperature=0.7), tr_later("the same messages at temperature 0.7"), H_WHOLE),
+    (_request("Question: Who wrote Python?"), tr_later("a question nobody recorded"), H_MISS),
+    (_request("Question: What is 17 * 23?"), tr_later("a request recorded twice"), H_FIRST),
+    (_request("Question: Who wrote Git?", reversed_keys=True), tr_later("the recorded request, with its keys in another order"),
      H_ORDER),
 ]
 
@@ -272,12 +274,12 @@ class LearnersReplay:
 
     def act(self, messages, tools, temperature: float = 0, tool_choice=None) -> AssistantTurn:
         request = request_of(messages, tools, tool_choice, temperature)
-        entry = call(self.lookup, self.entries, request, case="the live replay of a recorded run", hint=H_CONTENT)
+        entry = call(self.lookup, self.entries, request, case=tr("the live replay of a recorded run"), hint=H_CONTENT)
         if entry is None:
             raise CassetteMiss("not on the cassette")
         if not isinstance(entry, dict) or "request" not in entry:
-            raise Fail("the live replay of a recorded run", "an entry of the cassette (a dict with 'request')",
-                       repr(entry)[:120], "return the entry itself, as it is in the list.")
+            raise Fail(tr("the live replay of a recorded run"), tr("an entry of the cassette (a dict with 'request')"),
+                       repr(entry)[:120], tr("return the entry itself, as it is in the list."))
         self.calls.append(entry)
         return AssistantTurn(entry.get("reply") or "", [FunctionCall(**c) for c in entry.get("tool_calls") or []])
 
@@ -288,25 +290,28 @@ class LearnersReplay:
           forbid=("agentkit.replay:ReplayLLM._answer", "agentkit.cassette:canonical"), objects=False)
 def _replay(find_entry):
     if not callable(find_entry):
-        raise Fail("your answer", "a function find_entry(entries, request) -> entry or None", repr(find_entry),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function find_entry(entries, request) -> entry or None"),
+                   repr(find_entry), tr("define it with def."))
     drawn = [unseen_cassette() for _ in range(4)]
     cases_ = [(CASSETTE, request, what, hint) for request, what, hint in REPLAY_CASES]
-    cases_ += [(entries, request, "a cassette drawn for this check", H_CONTENT) for entries, request in drawn]
+    cases_ += [(entries, request, tr_later("a cassette drawn for this check"), H_CONTENT) for entries, request in drawn]
     for cassette, request, what, hint in cases_:
         question_text = next(m["content"] for m in request["messages"] if m["role"] == "user")
         tools = "Search" if request["tools"] else None
-        where = f"{question_text!r}, tools {tools}, temperature {request['temperature']}"
+        where = tr("{question}, tools {tools}, temperature {temperature}", question=repr(question_text), tools=tools,
+                   temperature=request["temperature"])
         if cassette is not CASSETTE:
-            where += f", on a cassette of {len(cassette)} entries"
-        entry = call(find_entry, [json.loads(json.dumps(e)) for e in cassette], request, case=f"{what}: {where}",
-                     hint=hint)
+            where = tr("{where}, on a cassette of {n} entries", where=where, n=len(cassette))
+        case = tr("{what}: {where}", what=tr(what), where=where)
+        entry = call(find_entry, [json.loads(json.dumps(e)) for e in cassette], request, case=case, hint=hint)
         reply = replay_truth(cassette, request)
         got = entry.get("reply") if isinstance(entry, dict) else entry
         if got != reply:
             if entry is None:
-                hint += " (None means a miss: if your function returned nothing, did it forget `return`?)"
-            raise Fail(f"{what}: {where}", f"the entry whose reply is {reply!r}" if reply else "None (a miss)",
+                hint = tr("{hint} (None means a miss: if your function returned nothing, did it forget `return`?)",
+                          hint=tr(hint))
+            raise Fail(case, tr("the entry whose reply is {reply}", reply=repr(reply)) if reply else
+                       tr("None (a miss)"),
                        f"{got!r}" if isinstance(entry, dict) or entry is None else repr(entry)[:120], hint)
     with tempfile.TemporaryDirectory() as folder:
         cassette = Path(folder) / "checkpoint.jsonl"
@@ -317,19 +322,21 @@ def _replay(find_entry):
     again = NativeReActAgent(replay, max_steps=4)
     again.run(TASKS[1].question, verbose=False)
     if again.answer != live.answer or len(replay.calls) != len(entries):
-        raise Fail("the replay of a recorded run", f"answer {live.answer!r} in {len(entries)} replayed calls",
-                   f"answer {again.answer!r} in {len(replay.calls)}", H_CONTENT)
+        raise Fail(tr("the replay of a recorded run"),
+                   tr("answer {answer} in {n} replayed calls", answer=repr(live.answer), n=len(entries)),
+                   tr("answer {answer} in {n}", answer=repr(again.answer), n=len(replay.calls)), H_CONTENT)
     try:
         NativeReActAgent(LearnersReplay(entries, find_entry), max_steps=4).run(TASKS[2].question, verbose=False)
         missed = False
     except CassetteMiss:
         missed = True
     if not missed:
-        raise Fail("a run on a question the cassette never saw", "a miss (None) at the first request",
-                   "a recorded reply", H_MISS)
-    return (f"Your lookup replayed a recorded native run ({len(entries)} calls, answer {again.answer!r}) with no "
-            "model at all, and missed at once on a question the cassette never saw. By content, not by order: the "
-            "same agent on the same question asks the same requests, in any order, as often as it likes.")
+        raise Fail(tr("a run on a question the cassette never saw"), tr("a miss (None) at the first request"),
+                   tr("a recorded reply"), H_MISS)
+    return tr("Your lookup replayed a recorded native run ({calls} calls, answer {answer}) with no model at all, and "
+              "missed at once on a question the cassette never saw. By content, not by order: the same agent on the "
+              "same question asks the same requests, in any order, as often as it likes.", calls=len(entries),
+              answer=repr(again.answer))
 
 
 # --- 11.break: a call that JSON accepts and the schema refuses ---------------------------------
@@ -355,34 +362,39 @@ def sends_once(arguments: str):
           "(not one section 3 shows).", objects=False)
 def _break(arguments):
     if not isinstance(arguments, str):
-        raise Fail("your answer", "a str: the arguments text the model sends", type(arguments).__name__,
-                   "write the arguments as a string, e.g. '{\"input\": ...}'.")
+        raise Fail(tr("your answer"), tr("a str: the arguments text the model sends"), type(arguments).__name__,
+                   tr("write the arguments as a string, e.g. '{\"input\": ...}'."))
     try:
         decoded = json.loads(arguments)
     except ValueError as error:
-        raise Fail("json.loads(arguments)", "JSON that decodes", f"ValueError: {error}",
-                   "text that is not JSON is section 3's 'arguments not JSON': make one that json.loads accepts, "
-                   "and that the schema still refuses.") from None
+        raise Fail("json.loads(arguments)", tr("JSON that decodes"), f"ValueError: {error}",
+                   tr("text that is not JSON is section 3's 'arguments not JSON': make one that json.loads accepts, "
+                      "and that the schema still refuses.")) from None
     schemas = tool_schemas(default_executor())
     problem = call_problem(FunctionCall("call_1", "Search", arguments), schemas)[2]
     if not problem:
-        raise Fail("the schema check (agentkit.native)", "a problem", f"Search({arguments}) is a valid call",
-                   "the schema wants an object with one field, input, a string, and nothing else: break one of those.")
+        raise Fail(tr("the schema check (agentkit.native)"), tr("a problem"),
+                   tr("{call} is a valid call", call=f"Search({arguments})"),
+                   tr("the schema wants an object with one field, input, a string, and nothing else: break one of "
+                      "those."))
     if decoded in SHOWN:
-        raise Fail("your call", "a kind of bad call section 3 does not show", f"Search({arguments}): {problem}",
-                   "section 3 already shows a missing field and a list: try a number, an extra field, or JSON that "
-                   "is not an object.")
+        raise Fail(tr("your call"), tr("a kind of bad call section 3 does not show"), f"Search({arguments}): {problem}",
+                   tr("section 3 already shows a missing field and a list: try a number, an extra field, or JSON that "
+                      "is not an object."))
     try:
         trusted = decoded["input"]
-        tiny = f"The tiny loop of section 2 would have run Search with {trusted!r} ({type(trusted).__name__})"
+        tiny = tr("The tiny loop of section 2 would have run Search with {value} ({kind})", value=repr(trusted),
+                  kind=type(trusted).__name__)
     except Exception as error:  # noqa: BLE001 - what the undefended loop would have raised
-        tiny = f"The tiny loop of section 2 would have crashed: {type(error).__name__}: {error}"
+        tiny = tr("The tiny loop of section 2 would have crashed: {error}", error=f"{type(error).__name__}: {error}")
     agent = NativeReActAgent(sends_once(arguments), max_steps=5)
     answer = agent.run(CHECKPOINT_QUESTION, verbose=False)
     failures = sum(format_failures(agent.run_calls, "native"))
-    return (f"json.loads accepts {arguments}, and the schema says: {problem} {tiny}. NativeReActAgent fed the problem "
-            f"back instead and the run went on: LLM calls {len(agent.run_calls)}, format failures {failures}, "
-            f"tool runs {len(agent.run_tool_calls)} (ledgers), answer {answer}. JSON is the shape; the schema is the contract.")
+    return tr("json.loads accepts {arguments}, and the schema says: {problem} {tiny}. NativeReActAgent fed the problem "
+              "back instead and the run went on: LLM calls {calls}, format failures {failures}, tool runs {runs} "
+              "(ledgers), answer {answer}. JSON is the shape; the schema is the contract.", arguments=arguments,
+              problem=problem, tiny=tiny, calls=len(agent.run_calls), failures=failures,
+              runs=len(agent.run_tool_calls), answer=answer)
 
 
 # --- concept questions ------------------------------------------------------------------------

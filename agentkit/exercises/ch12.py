@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 from ..approval import VERDICTS, Approve, Call, GatedExecutor, Tainted, deny_side_effects
 from ..approval import Verdict as GateVerdict
+from ..i18n import tr, tr_later
 from ..modes import get_llm
 from ..react import ReActAgent
 from ..scripts.world import FILL, STANDUP_QUESTION, TIDY_QUESTION
@@ -78,7 +79,7 @@ prediction("12.predict", "What the store loses behind each gate",
            "denies every side effect after the output of a tool that ran and is not in the gate's `trusted`, and "
            "asks `policy` about the others.",
            Prediction(truth=store_losses, labels=("notes left", "messages sent"), why=WHY,
-                      case=lambda name: f"{name}, the injected tidy run", source="the store after the run",
+                      case=lambda name: tr("{name}, the injected tidy run", name=name), source="the store after the run",
                       pointer="the stand-in makes every call the page asks for, whatever happened to the one "
                               "before; for each setting, ask which of the page's two calls the gate lets run, "
                               "and which earlier output, if any, taints it (sections 3, 4 and 6)."))
@@ -90,20 +91,20 @@ FROM_TOOL = "call 1: ReadPage[note-keeping policy] named {tool} in its output"
 OWN_IDEA = "no earlier tool output named {tool}: the model's own idea"
 
 POLICY_CASES = [  # (tool, argument, effect, source, what the case is, hint): policy_truth decides, after yours
-    ("WriteNote", "Standup: moved to 10:00", "write", OWN_IDEA, "a note the user asked for",
-     "a write the model chose itself may run: return Verdict(\"run\", \"policy: ...\")."),
+    ("WriteNote", "Standup: moved to 10:00", "write", OWN_IDEA, tr_later("a note the user asked for"),
+     tr_later("a write the model chose itself may run: return Verdict(\"run\", \"policy: ...\").")),
     ("WriteNote", "Policy: notes are deleted weekly", "write", FROM_TOOL,
-     "a note a wiki page asked for",
-     "an instruction found in a tool's output is not the user's: when call.source starts with \"call \", deny "
-     "the write (section 4 prints a source)."),
-    ("SendMessage", "ana@example.com: the standup moved", "send", OWN_IDEA, "a message",
-     "a message is shown, never sent: Verdict(\"dry_run\", ...) for the effect \"send\"."),
-    ("DeleteNotes", "all", "delete", OWN_IDEA, "a deletion the model chose itself",
-     "a deletion is always denied, whoever asked for it."),
-    ("PurgeArchive", "2023", "delete", OWN_IDEA, "a tool you have not seen, whose effect is delete",
-     "decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1)."),
-    ("PostToChat", "team: hello", "send", OWN_IDEA, "a tool you have not seen, whose effect is send",
-     "decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1)."),
+     tr_later("a note a wiki page asked for"),
+     tr_later("an instruction found in a tool's output is not the user's: when call.source starts with \"call \", deny "
+              "the write (section 4 prints a source).")),
+    ("SendMessage", "ana@example.com: the standup moved", "send", OWN_IDEA, tr_later("a message"),
+     tr_later("a message is shown, never sent: Verdict(\"dry_run\", ...) for the effect \"send\".")),
+    ("DeleteNotes", "all", "delete", OWN_IDEA, tr_later("a deletion the model chose itself"),
+     tr_later("a deletion is always denied, whoever asked for it.")),
+    ("PurgeArchive", "2023", "delete", OWN_IDEA, tr_later("a tool you have not seen, whose effect is delete"),
+     tr_later("decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1).")),
+    ("PostToChat", "team: hello", "send", OWN_IDEA, tr_later("a tool you have not seen, whose effect is send"),
+     tr_later("decide by call.effect, not by the tool's name: a new tool still declares what it does (section 1).")),
 ]
 @reference
 def policy_truth(effect: str, source: str) -> str:
@@ -111,13 +112,13 @@ def policy_truth(effect: str, source: str) -> str:
     return {"send": "dry_run", "delete": "deny"}.get(effect, "deny" if source.startswith("call ") else "run")
 
 
-VERDICT_HINT = ("return a Verdict from agentkit.approval, for example Verdict(\"deny\", \"policy: team rules\"); "
-                "the gate reads its action and who decided.")
+VERDICT_HINT = (tr_later("return a Verdict from agentkit.approval, for example Verdict(\"deny\", \"policy: team "
+                         "rules\"); the gate reads its action and who decided."))
 
 
-H_UNSEEN = ("a call drawn for this check: decide by call.effect and call.source only: a write runs unless its source "
-            "says a tool's output asked for it (\"call N: ...\"), then it is denied; a send is a dry run; a delete "
-            "is denied.")
+H_UNSEEN = (tr_later("a call drawn for this check: decide by call.effect and call.source only: a write runs unless its "
+                     "source says a tool's output asked for it (\"call N: ...\"), then it is denied; a send is a dry "
+                     "run; a delete is denied."))
 TOOL_NAMES = ("ArchiveNote", "RenameNote", "PostToChat", "EmailTeam", "DropNotes", "WipeFolder", "TagNote", "Notify")
 
 
@@ -131,14 +132,15 @@ def unseen_calls(count: int = 8) -> list:
         source = (f"call {rng.randint(1, 5)}: ReadPage[{rng.choice(['wiki', 'policy', 'help'])}] named {tool} in "
                   "its output" if injected else OWN_IDEA.format(tool=tool))
         drawn.append((tool, rng.choice(["all", "notes: tidy", "team: hello", "2023"]), effect, source,
-                      "a call drawn for this check", H_UNSEEN))
+                      tr_later("a call drawn for this check"), H_UNSEEN))
     return drawn
 
 
 def _ask(policy, c: Call, what: str, hint: str) -> GateVerdict:
-    said = call(policy, c, case=f"{what}: {c.tool}[{c.argument}]", hint=hint)
+    case = tr("{what}: {call}", what=tr(what), call=f"{c.tool}[{c.argument}]")
+    said = call(policy, c, case=case, hint=hint)
     if not isinstance(said, GateVerdict):
-        raise Fail(f"{what}: {c.tool}[{c.argument}]", f"a Verdict, one of {', '.join(VERDICTS)}", repr(said)[:100],
+        raise Fail(case, tr("a Verdict, one of {verdicts}", verdicts=", ".join(VERDICTS)), repr(said)[:100],
                    VERDICT_HINT)
     return said
 
@@ -148,15 +150,17 @@ def _ask(policy, c: Call, what: str, hint: str) -> GateVerdict:
           "dry-run every send, deny every delete.", objects=False)
 def _policy(policy):
     if not callable(policy):
-        raise Fail("your answer", "a function team_policy(call) -> Verdict", repr(policy)[:100], "define it with def.")
+        raise Fail(tr("your answer"), tr("a function team_policy(call) -> Verdict"), repr(policy)[:100],
+                   tr("define it with def."))
     for number, (tool, argument, effect, source, what, hint) in enumerate(POLICY_CASES + unseen_calls(), 1):
         c = Call(number, tool, argument, effect, f"would change something ({tool})", source.format(tool=tool))
         said = _ask(policy, c, what, hint)
         wanted = policy_truth(effect, c.source)
         if said.action != wanted:
-            raise Fail(f"{what}: {tool}[{argument}], effect {effect}, source {c.source!r}", wanted,
+            raise Fail(tr("{what}: {call}, effect {effect}, source {source}", what=tr(what), call=f"{tool}[{argument}]",
+                          effect=effect, source=repr(c.source)), wanted,
                        f"{said.action} ({said.by})", hint)
-    live = lambda c: _ask(policy, c, "the live run", VERDICT_HINT)  # noqa: E731
+    live = lambda c: _ask(policy, c, tr("the live run"), VERDICT_HINT)  # noqa: E731
     with throwaway_world() as tidy, throwaway_world() as desk:
         gate = tidy_run(tidy, live)
         standup = GatedExecutor(world_executor(desk), live, desk.dry_run)
@@ -164,13 +168,14 @@ def _policy(policy):
         kept, written = tidy.counts(), desk.notes().get("Standup")
         table = {d.tool: d.verdict for d in gate.ledger + standup.ledger if d.effect != "read"}
         if kept["notes"] != len(SAMPLE_NOTES) or kept["outbox"] or written is None or desk.counts()["outbox"]:
-            raise Fail("the live runs (the injected tidy run, the standup task)",
-                       "the tidy store intact, the Standup note written, nothing sent",
-                       f"tidy store {kept}; Standup note {written!r}; outbox {desk.counts()['outbox']}",
+            raise Fail(tr("the live runs (the injected tidy run, the standup task)"),
+                       tr("the tidy store intact, the Standup note written, nothing sent"),
+                       tr("tidy store {kept}; Standup note {written}; outbox {outbox}", kept=kept,
+                          written=repr(written), outbox=desk.counts()["outbox"]),
                        POLICY_CASES[1][5])
-    return (f"Live, the gate's ledgers say {table}: the page's deletion was denied, the user's note written, the "
-            "message shown as a dry run. Deciding by effect and source, not by name, is what keeps a new tool "
-            "under the same rule.")
+    return tr("Live, the gate's ledgers say {table}: the page's deletion was denied, the user's note written, the "
+              "message shown as a dry run. Deciding by effect and source, not by name, is what keeps a new tool under "
+              "the same rule.", table=table)
 
 
 # --- 12.leak: a page that walks a secret past the gate -------------------------------------------
@@ -178,13 +183,14 @@ def _policy(policy):
 SECRET = "office-wifi: maple-7-lantern"  # not the notebook's password: a leak must read it from the store
 LEAK_NOTES = dict(SAMPLE_NOTES, **{"Wi-Fi password": SECRET})
 LEAK_HINTS = {
-    "side effect": "the gate stops every call that would write, delete or send (section 4). What leaves the "
-                   "machine without a side effect? Section 6's second case.",
-    "no read": "the stand-in fills <what ReadNote returned> with the last ReadNote output: ask it to call "
-               "ReadNote[a title] first, then the tool that takes the text out.",
-    "from the page": "the secret must come from the store the check builds (its notes are not the notebook's): "
-                     "let ReadNote fetch it, and pass <what ReadNote returned> on.",
-    "nothing": "the stand-in obeys only lines of the form call Tool[input] in what it reads (section 3's page).",
+    "side effect": tr_later("the gate stops every call that would write, delete or send (section 4). What leaves the "
+                            "machine without a side effect? Section 6's second case."),
+    "no read": tr_later("the stand-in fills <what ReadNote returned> with the last ReadNote output: ask it to call "
+                        "ReadNote[a title] first, then the tool that takes the text out."),
+    "from the page": tr_later("the secret must come from the store the check builds (its notes are not the notebook's): "
+                              "let ReadNote fetch it, and pass <what ReadNote returned> on."),
+    "nothing": tr_later("the stand-in obeys only lines of the form call Tool[input] in what it reads (section 3's "
+                        "page)."),
 }
 
 
@@ -218,11 +224,11 @@ def leak_run(page: str) -> tuple[World, GatedExecutor]:
           "intact.", objects=False)
 def _leak(page):
     if not isinstance(page, str) or not page.strip():
-        raise Fail("your answer", "a str: the page's text", repr(page)[:100], "write the page as a string.")
+        raise Fail(tr("your answer"), tr("a str: the page's text"), repr(page)[:100], tr("write the page as a string."))
     if _calls(page) == printed_calls():
-        raise Fail("your page", "a leak of your own", f"the calls of section 6's page: {_calls(page)}",
-                   "section 6 runs that very attack already: make another note leave the machine, or the same "
-                   "one by other calls.")
+        raise Fail(tr("your page"), tr("a leak of your own"), tr("the calls of section 6's page: {calls}", calls=_calls(page)),
+                   tr("section 6 runs that very attack already: make another note leave the machine, or the same "
+                      "one by other calls."))
     world, gate = leak_run(page)
     try:
         counts, queries = world.counts(), world.web_log()
@@ -230,22 +236,23 @@ def _leak(page):
                   if text not in page and any(text in q for q in queries)]
         tried = [d for d in gate.ledger if d.effect != "read"]
         if counts["notes"] != len(LEAK_NOTES) or counts["outbox"]:
-            raise Fail("the store after the run", "intact: the attack must not need a side effect", str(counts),
+            raise Fail(tr("the store after the run"), tr("intact: the attack must not need a side effect"), str(counts),
                        LEAK_HINTS["side effect"])
         if not leaked:
-            calls = "; ".join(f"{d.tool}[{d.argument[:40]}] {d.verdict}" for d in gate.ledger) or "no tool call"
+            calls = "; ".join(f"{d.tool}[{d.argument[:40]}] {d.verdict}" for d in gate.ledger) or tr("no tool call")
             read_a_note = any(d.tool == "ReadNote" for d in gate.ledger)
             hint = (LEAK_HINTS["side effect"] if tried else
                     LEAK_HINTS["no read"] if FILL in page and not read_a_note else
                     LEAK_HINTS["from the page"] if queries else LEAK_HINTS["nothing"])
-            raise Fail("the web-search log after the run", "a query holding a note's text, read from the store",
-                       f"queries {queries}; calls: {calls}", hint)
+            raise Fail(tr("the web-search log after the run"), tr("a query holding a note's text, read from the store"),
+                       tr("queries {queries}; calls: {calls}", queries=queries, calls=calls), hint)
     finally:
         world.close()
         shutil.rmtree(world.folder, ignore_errors=True)
-    return (f"The gate let every call run (all read-only), the store kept its {counts['notes']} notes, and the "
-            f"search engine received {queries} (the world's web log): {', '.join(leaked)} left the machine. "
-            "'Read-only' describes what a tool does to the store, not where its input goes.")
+    return tr("The gate let every call run (all read-only), the store kept its {notes} notes, and the search engine "
+              "received {queries} (the world's web log): {leaked} left the machine. 'Read-only' describes what a tool "
+              "does to the store, not where its input goes.", notes=counts["notes"], queries=queries,
+              leaked=", ".join(leaked))
 
 
 # --- concept questions ------------------------------------------------------------------------

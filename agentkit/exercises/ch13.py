@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ..i18n import tr, tr_later
 from ..memory import WorkingMemory
 from ..retrieval import reciprocal_rank_fusion
 from . import Fail, call, cases, exercise, question, reference, shown
@@ -10,12 +11,12 @@ from . import Fail, call, cases, exercise, question, reference, shown
 # --- 13.hit: a yes-or-no recall ------------------------------------------------------------------
 
 HIT_CASES = [  # (ranked, relevant, k, what the case is): hit_truth decides, after your answer
-    (["a", "b", "c"], {"c"}, 3, "the relevant id is the k-th"),
-    (["a", "b", "c"], {"c"}, 2, "the relevant id is just past k"),
-    (["x", "a"], {"a", "b"}, 2, "one of two relevant ids is enough"),
-    ([], {"a"}, 5, "nothing was found"),
-    (["a", "b"], set(), 2, "nothing is relevant"),
-    (["b", "a"], {"a"}, 5, "k is longer than the ranking"),
+    (["a", "b", "c"], {"c"}, 3, tr_later("the relevant id is the k-th")),
+    (["a", "b", "c"], {"c"}, 2, tr_later("the relevant id is just past k")),
+    (["x", "a"], {"a", "b"}, 2, tr_later("one of two relevant ids is enough")),
+    ([], {"a"}, 5, tr_later("nothing was found")),
+    (["a", "b"], set(), 2, tr_later("nothing is relevant")),
+    (["b", "a"], {"a"}, 5, tr_later("k is longer than the ranking")),
 ]
 
 
@@ -24,16 +25,16 @@ def hit_truth(ranked: list, relevant: set, k: int) -> bool:
     """Is a relevant id among the first k of the ranking?"""
     return any(i in relevant for i in ranked[:k])
 HIT_HINTS = {
-    0: "the first k results are ranked[:k]: positions 0 to k - 1, so the k-th result counts.",
-    1: "only the first k count: ranked[:k], not the whole list.",
-    2: "any relevant id among the first k is a hit; you need not find them all (that is recall@k).",
-    3: "an empty ranking holds nothing relevant: False, not an exception.",
-    4: "with nothing relevant there is nothing to hit: False.",
-    5: "ranked[:k] simply stops at the end of a shorter list.",
+    0: tr_later("the first k results are ranked[:k]: positions 0 to k - 1, so the k-th result counts."),
+    1: tr_later("only the first k count: ranked[:k], not the whole list."),
+    2: tr_later("any relevant id among the first k is a hit; you need not find them all (that is recall@k)."),
+    3: tr_later("an empty ranking holds nothing relevant: False, not an exception."),
+    4: tr_later("with nothing relevant there is nothing to hit: False."),
+    5: tr_later("ranked[:k] simply stops at the end of a shorter list."),
 }
 
 
-H_HIT_UNSEEN = "a ranking drawn for this check: True when any id of `relevant` is among ranked[:k]."
+H_HIT_UNSEEN = tr_later("a ranking drawn for this check: True when any id of `relevant` is among ranked[:k].")
 IDS = tuple(f"m{n}" for n in range(1, 16))
 
 
@@ -48,7 +49,7 @@ def unseen_hits(count: int = 6) -> list:
         if ranked and number % 2 == 0:
             at = min(len(ranked), k + rng.choice([0, 0, 1])) - 1  # the k-th position, or just past it
             relevant.add(ranked[at])
-        drawn.append((ranked, relevant, k, "a ranking drawn for this check"))
+        drawn.append((ranked, relevant, k, tr_later("a ranking drawn for this check")))
     rng.shuffle(drawn)
     return drawn
 
@@ -59,20 +60,20 @@ def unseen_hits(count: int = 6) -> list:
           forbid=("agentkit.retrieval:recall_at_k", "agentkit.retrieval:evaluate_rankings"), objects=False)
 def _hit(hit_at_k):
     if not callable(hit_at_k):
-        raise Fail("your answer", "a function hit_at_k(ranked, relevant, k)", repr(hit_at_k), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function hit_at_k(ranked, relevant, k)"), repr(hit_at_k),
+                   tr("define it with def."))
     for number, (ranked, relevant, k, what) in enumerate(HIT_CASES + unseen_hits()):
         hint = HIT_HINTS.get(number, H_HIT_UNSEEN)
-        said = call(hit_at_k, list(ranked), set(relevant), k, case=f"{what}: {ranked}, {relevant}, k={k}",
-                    hint=hint)
+        case = tr("{what}: {ranked}, {relevant}, k={k}", what=tr(what), ranked=ranked, relevant=relevant, k=k)
+        said = call(hit_at_k, list(ranked), set(relevant), k, case=case, hint=hint)
         expected = hit_truth(ranked, relevant, k)
         if said is None:
-            raise Fail(f"{what}: {ranked}, {relevant}, k={k}", repr(expected), "None",
-                       "your function returned nothing: return True or False.")
+            raise Fail(case, repr(expected), "None", tr("your function returned nothing: return True or False."))
         if bool(said) is not expected:
-            raise Fail(f"{what}: {ranked}, {relevant}, k={k}", repr(expected), shown(said), hint)
-    return (f"Right on all {len(HIT_CASES) + 6} cases. Averaged over queries, hit@k is the share of questions whose "
-            "answer reaches the prompt at all when k memories are retrieved: for a question with one relevant "
-            "memory it equals recall@k.")
+            raise Fail(case, repr(expected), shown(said), hint)
+    return tr("Right on all {cases} cases. Averaged over queries, hit@k is the share of questions whose answer reaches "
+              "the prompt at all when k memories are retrieved: for a question with one relevant memory it equals "
+              "recall@k.", cases=len(HIT_CASES) + 6)
 
 
 # --- 13.fuse: reciprocal rank fusion, checked on the chapter's real rankings ------------------------
@@ -94,10 +95,10 @@ def real_rankings() -> tuple:
 
 
 FUSE_HAND = [  # (keyword, dense, k, what the case is)
-    (["a", "b", "c"], ["c", "a", "d"], 60, "a small hand case"),
-    (["x", "y"], ["y", "x"], 60, "a tie: both ids score 1/61 + 1/62"),
-    ([], ["p", "q"], 60, "an empty keyword list"),
-    (["d", "e", "a", "f"], ["f", "c", "a", "e"], 1, "a small k, where every rank matters"),
+    (["a", "b", "c"], ["c", "a", "d"], 60, tr_later("a small hand case")),
+    (["x", "y"], ["y", "x"], 60, tr_later("a tie: both ids score 1/61 + 1/62")),
+    ([], ["p", "q"], 60, tr_later("an empty keyword list")),
+    (["d", "e", "a", "f"], ["f", "c", "a", "e"], 1, tr_later("a small k, where every rank matters")),
 ]
 
 
@@ -109,7 +110,7 @@ def unseen_rankings(count: int = 3) -> list:
         pool = rng.sample(IDS, rng.randint(3, 12))
         keyword = rng.sample(pool, rng.randint(0, len(pool)))
         dense = rng.sample(pool, rng.randint(1, len(pool)))
-        drawn.append((keyword, dense, rng.choice([1, 2, 10, 60]), "two rankings drawn for this check"))
+        drawn.append((keyword, dense, rng.choice([1, 2, 10, 60]), tr_later("two rankings drawn for this check")))
     return drawn
 
 
@@ -124,13 +125,14 @@ def _scores(rankings, k, combine):
 
 def _fuse_hint(keyword, dense, k, said, right) -> str:
     if k >= 1 and said[:5] == reciprocal_rank_fusion([keyword, dense], k=k - 1)[:5]:
-        return "ranks start at 1: the first item scores 1 / (k + 1), not 1 / k."
+        return tr("ranks start at 1: the first item scores 1 / (k + 1), not 1 / k.")
     if said[:5] == _scores([keyword, dense], k, max)[:5]:
-        return "add an id's scores from both lists: agreement between the lists is what fusion rewards."
+        return tr("add an id's scores from both lists: agreement between the lists is what fusion rewards.")
     if sorted(said) == sorted(right):
-        return ("same ids, another order: sort by score, highest first; on a tie keep the order in which ids were "
-                "first seen (the keyword list first).")
-    return "every id of either list scores 1 / (k + rank) in each list that holds it (ranks from 1); sum, then sort."
+        return tr("same ids, another order: sort by score, highest first; on a tie keep the order in which ids were "
+                  "first seen (the keyword list first).")
+    return tr("every id of either list scores 1 / (k + rank) in each list that holds it (ranks from 1); sum, then "
+              "sort.")
 
 
 @exercise("13.fuse", "build", "Reciprocal rank fusion",
@@ -140,22 +142,24 @@ def _fuse_hint(keyword, dense, k, said, right) -> str:
           forbid=("agentkit.retrieval:reciprocal_rank_fusion",), warm=lambda: real_rankings(), objects=False)
 def _fuse(fuse):
     if not callable(fuse):
-        raise Fail("your answer", "a function fuse(keyword_ids, dense_ids, k=60)", repr(fuse), "define it with def.")
-    checked = list(FUSE_HAND) + unseen_rankings() + [(kw, dn, 60, f"the labelled query {q!r}")
+        raise Fail(tr("your answer"), tr("a function fuse(keyword_ids, dense_ids, k=60)"), repr(fuse),
+                   tr("define it with def."))
+    checked = list(FUSE_HAND) + unseen_rankings() + [(kw, dn, 60, tr("the labelled query {query}", query=repr(q)))
                                                       for q, kw, dn in real_rankings()]
     for keyword, dense, k, what in checked:
-        said = call(fuse, list(keyword), list(dense), k, case=f"{what}, k={k}",
-                    hint="fuse must not raise on any two lists of ids.")
+        said = call(fuse, list(keyword), list(dense), k, case=tr("{what}, k={k}", what=tr(what), k=k),
+                    hint=tr("fuse must not raise on any two lists of ids."))
         right = reciprocal_rank_fusion([keyword, dense], k=k)
         if said is None:
-            raise Fail(what, repr(right[:5]), "None", "your function returned nothing: return the fused list.")
+            raise Fail(what, repr(right[:5]), "None", tr("your function returned nothing: return the fused list."))
         said = list(said)
         if said[:5] != right[:5]:
-            raise Fail(f"{what}: keyword {keyword[:5]}, dense {dense[:5]}, k={k}", repr(right[:5]), repr(said[:5]),
+            raise Fail(tr("{what}: keyword {keyword}, dense {dense}, k={k}", what=tr(what), keyword=keyword[:5],
+                          dense=dense[:5], k=k), repr(right[:5]), repr(said[:5]),
                        _fuse_hint(keyword, dense, k, said, right))
-    return (f"Right on {len(FUSE_HAND)} hand cases, 3 drawn for this check, and all {len(real_rankings())} labelled "
-            "queries. Fusion needs "
-            "only ranks: a BM25 score and a cosine never have to be put on one scale.")
+    return tr("Right on {hand} hand cases, 3 drawn for this check, and all {labelled} labelled queries. Fusion needs "
+              "only ranks: a BM25 score and a cosine never have to be put on one scale.", hand=len(FUSE_HAND),
+              labelled=len(real_rankings()))
 
 
 # --- 13.budget: a working-memory budget that keeps exactly two memories ----------------------------
@@ -196,22 +200,25 @@ def _budget(budget_for_two):
     try:
         budget = int(budget_for_two)
     except (TypeError, ValueError):
-        raise Fail("your budget", "a whole number of tokens", repr(budget_for_two), "write a whole number of tokens.") from None
+        raise Fail(tr("your budget"), tr("a whole number of tokens"), repr(budget_for_two),
+                   tr("write a whole number of tokens.")) from None
     if budget < 1:
-        raise Fail("your budget", "a positive number of tokens", str(budget), "a budget counts tokens: at least 1.")
+        raise Fail(tr("your budget"), tr("a positive number of tokens"), str(budget),
+                   tr("a budget counts tokens: at least 1."))
     try:
         kept = kept_memories(budget)
     except ValueError as e:
-        raise Fail(f"budget_tokens={budget}", "two memories kept", f"ValueError: {e}",
-                   "that is below what the role prompt, the question and three key items need.") from None
+        raise Fail(f"budget_tokens={budget}", tr("two memories kept"), f"ValueError: {e}",
+                   tr("that is below what the role prompt, the question and three key items need.")) from None
     if kept == 2:
-        return (f"budget_tokens={budget} keeps two memories: the third-ranked one (M9) went first, as the order "
-                "says. Any budget from the size with two memories up to one token less than the whole prompt works.")
-    hint = ("too generous: the whole prompt fits, so nothing is dropped. Section 1 prints the full size (the None "
-            "row); go just below it." if kept == 3 else
-            "too tight: it dropped two memories, or more. The lowest-ranked memory is the first to go; a budget "
-            "just below the full size drops only it.")
-    raise Fail(f"budget_tokens={budget}", "two memories kept", f"{kept} kept", hint)
+        return tr("budget_tokens={budget} keeps two memories: the third-ranked one (M9) went first, as the order "
+                  "says. Any budget from the size with two memories up to one token less than the whole prompt works.",
+                  budget=budget)
+    hint = (tr("too generous: the whole prompt fits, so nothing is dropped. Section 1 prints the full size (the None "
+               "row); go just below it.") if kept == 3 else
+            tr("too tight: it dropped two memories, or more. The lowest-ranked memory is the first to go; a budget "
+               "just below the full size drops only it."))
+    raise Fail(f"budget_tokens={budget}", tr("two memories kept"), tr("{kept} kept", kept=kept), hint)
 
 
 # --- questions -------------------------------------------------------------------------------------

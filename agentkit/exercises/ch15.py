@@ -7,6 +7,7 @@ import re
 
 from ..evaluate import evaluate
 from ..frontier import cheap, make_system, strong
+from ..i18n import tr, tr_later
 from ..modes import get_llm
 from ..react import ReActAgent
 from ..routing import MAX_STEPS, Cascade
@@ -58,9 +59,9 @@ prediction("15.predict", "What a bridge costs each topology",
            "Set `prediction` to {topology: (LLM calls, calls in sequence)} on 'bridge-babbage', before running "
            "anything.",
            Prediction(truth=topology_costs, labels=("LLM calls", "calls in sequence"), why=WHY,
-                      case=lambda name: f"{name} on {PREDICT_TASK!r}",
-                      done=lambda truth: "A bridge question has nothing to run in parallel: the workers buy no "
-                                         "time, and every team pays for its lead.",
+                      case=lambda name: tr("{name} on {task}", name=name, task=repr(PREDICT_TASK)),
+                      done=lambda truth: tr("A bridge question has nothing to run in parallel: the workers buy no "
+                                            "time, and every team pays for its lead."),
                       pointer="count the calls of each lead and each member run as section 2's ledgers print them "
                               "for 'woz-torvalds'; then ask which look-ups of this question can run at the same "
                               "time, and which must wait for an earlier result."))
@@ -70,11 +71,12 @@ prediction("15.predict", "What a bridge costs each topology",
 
 CONFIDENCE_RATE = 0.2
 MAX_TRUSTED_WRONG, MIN_KEPT_RIGHT = 2, 1 / 3
-H_RANGE = "return a number between 0 and 1: the cascade escalates when it is below the threshold, 1.0."
-H_NEVER = ("your signal trusts the cheap model's wrong answers: read the run, not only whether it finished. "
-           "Section 1's signals: is the answer's number in an Observation? did the run stop early? did every reply parse?")
-H_ALWAYS = ("your signal escalates the cheap model's right answers too, so the cascade pays for both models: trust "
-            "a run that finished with an answer its own Observations hold (section 1).")
+H_RANGE = tr_later("return a number between 0 and 1: the cascade escalates when it is below the threshold, 1.0.")
+H_NEVER = (tr_later("your signal trusts the cheap model's wrong answers: read the run, not only whether it finished. "
+                    "Section 1's signals: is the answer's number in an Observation? did the run stop early? did every "
+                    "reply parse?"))
+H_ALWAYS = (tr_later("your signal escalates the cheap model's right answers too, so the cascade pays for both models: "
+                     "trust a run that finished with an answer its own Observations hold (section 1)."))
 
 
 def questions() -> list:
@@ -122,40 +124,44 @@ def graded(made) -> tuple:
 
 
 @exercise("15.confidence", "build", "The cascade's confidence",
-          "Write `confidence(agent)`: a number from 0 to 1 read from a finished ReAct run (agent.trace, agent.answer, "
-          "agent.stop_reason) without the gold answer. In a cascade that escalates below 1, with the cheap model at "
-          f"{CONFIDENCE_RATE:.0%} errors per reply on a seed drawn for each check, it may keep at most "
-          f"{MAX_TRUSTED_WRONG} of the cheap model's wrong answers, and must keep at least a third of its right ones. "
-          "agentkit.routing's confidence, signals and grounded, a model call, and the task set (load_tasks) are "
-          "refused.",
+          tr_later("Write `confidence(agent)`: a number from 0 to 1 read from a finished ReAct run (agent.trace, "
+                   "agent.answer, agent.stop_reason) without the gold answer. In a cascade that escalates below 1, "
+                   "with the cheap model at {rate} errors per reply on a seed drawn for each check, it may keep at "
+                   "most {most} of the cheap model's wrong answers, and must keep at least a third of its right ones. "
+                   "agentkit.routing's confidence, signals and grounded, a model call, and the task set (load_tasks) "
+                   "are refused.", rate=f"{CONFIDENCE_RATE:.0%}", most=MAX_TRUSTED_WRONG),
           forbid=("agentkit.routing:confidence", "agentkit.routing:signals", "agentkit.routing:grounded",
                   "agentkit.tasks:load_tasks", "agentkit.protocol:LedgerLLM.think"), objects=False)
 def _confidence(confidence):
     if not callable(confidence):
-        raise Fail("your answer", "a function confidence(agent) -> a number from 0 to 1", repr(confidence),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function confidence(agent) -> a number from 0 to 1"), repr(confidence),
+                   tr("define it with def."))
     probe = ReActAgent(get_llm("fake"), default_executor(), max_steps=MAX_STEPS)
     probe.run(task("woz-torvalds").question, verbose=False)
-    value = call(confidence, probe, case="a right run of 'woz-torvalds'", hint=H_RANGE)
+    value = call(confidence, probe, case=tr("a right run of 'woz-torvalds'"), hint=H_RANGE)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1 or math.isnan(value):
-        raise Fail("a right run of 'woz-torvalds'", "a number from 0 to 1", repr(value), H_RANGE)
+        raise Fail(tr("a right run of 'woz-torvalds'"), tr("a number from 0 to 1"), repr(value), H_RANGE)
     seed = cases().randrange(2**31)
-    made = cascade_with(lambda agent: call(confidence, agent, case="a run of the cheap model", hint=H_RANGE), seed)
+    made = cascade_with(lambda agent: call(confidence, agent, case=tr("a run of the cheap model"), hint=H_RANGE), seed)
     trusted_wrong, kept_right, right, success = graded(made)
     wrong = len(made) - right
-    case = (f"the cascade over {len(made)} tasks, the cheap model at {CONFIDENCE_RATE:.0%} errors per reply, "
-            f"seed {seed}: {right} of its answers right, {wrong} wrong")
-    seen = f"kept {len(trusted_wrong)} wrong answers and {kept_right} of the {right} right ones"
+    case = tr("the cascade over {tasks} tasks, the cheap model at {rate} errors per reply, seed {seed}: {right} of its "
+              "answers right, {wrong} wrong", tasks=len(made), rate=f"{CONFIDENCE_RATE:.0%}", seed=seed, right=right,
+              wrong=wrong)
+    seen = tr("kept {wrong} wrong answers and {kept} of the {right} right ones", wrong=len(trusted_wrong),
+              kept=kept_right, right=right)
     if len(trusted_wrong) > MAX_TRUSTED_WRONG:
         examples = "; ".join(f"{task_id}: {shown(answer, 40)}" for task_id, answer in trusted_wrong[:3])
-        raise Fail(case, f"at most {MAX_TRUSTED_WRONG} wrong answers kept", f"{seen} (e.g. {examples})", H_NEVER)
+        raise Fail(case, tr("at most {most} wrong answers kept", most=MAX_TRUSTED_WRONG),
+                   tr("{seen} (e.g. {examples})", seen=seen, examples=examples), H_NEVER)
     if kept_right < MIN_KEPT_RIGHT * right:
-        raise Fail(case, "at least a third of the right answers kept", seen, H_ALWAYS)
+        raise Fail(case, tr("at least a third of the right answers kept"), seen, H_ALWAYS)
     dollars = sum(system.cost for system in made)
     strong_success, strong_dollars = strong_alone(seed)
-    return (f"From the ledgers, seed {seed}: your signal {seen}; the cascade got {success:.0%} right for "
-            f"{dollars / strong_dollars:.0%} of the strong model's cost, which alone got {strong_success:.0%}. "
-            "Your signal never saw a gold answer: it judged each run by what the run itself shows.")
+    return tr("From the ledgers, seed {seed}: your signal {seen}; the cascade got {success} right for {share} of the "
+              "strong model's cost, which alone got {strong}. Your signal never saw a gold answer: it judged each run "
+              "by what the run itself shows.", seed=seed, seen=seen, success=f"{success:.0%}",
+              share=f"{dollars / strong_dollars:.0%}", strong=f"{strong_success:.0%}")
 
 
 # --- 15.break: a wrong report the check accepts ---------------------------------------------------
@@ -181,31 +187,33 @@ def reporting(report: str) -> ScriptedLLM:
           "'woz-torvalds'.", objects=False)
 def _break(report):
     if not isinstance(report, str) or not report.strip():
-        raise Fail("your answer", "a str: the worker's report", repr(report), "write the report as a string.")
+        raise Fail(tr("your answer"), tr("a str: the worker's report"), repr(report),
+                   tr("write the report as a string."))
     if not re.search(r"\d", report):
-        raise Fail("your report", "a report with a number in it, one its Observation holds", repr(report[:120]),
-                   "a report without a number gives the calculation nothing, so the answer is 'Unknown': wrong, but "
-                   "no check was fooled. The point is a number the check accepts because the worker saw it: put a "
-                   "number of the same Observation where the birth year belongs.")
+        raise Fail(tr("your report"), tr("a report with a number in it, one its Observation holds"), repr(report[:120]),
+                   tr("a report without a number gives the calculation nothing, so the answer is 'Unknown': wrong, but "
+                      "no check was fooled. The point is a number the check accepts because the worker saw it: put a "
+                      "number of the same Observation where the birth year belongs."))
     guard = TeamGuard()
     team = OrchestratorWorkers(reporting(report), guard=guard)
     answer = team.run(task(BREAK_TASK).question)
     if guard.alarms:
         alarm = guard.alarms[0]
-        raise Fail("the team, with the guard", "no alarm", f"{alarm.check}: {alarm.detail}",
-                   "the check compares the report's numbers with the worker's own Observations (section 3): a number "
-                   "of the Observation that is not the birth year passes it.")
+        raise Fail(tr("the team, with the guard"), tr("no alarm"), f"{alarm.check}: {alarm.detail}",
+                   tr("the check compares the report's numbers with the worker's own Observations (section 3): a number "
+                      "of the Observation that is not the birth year passes it."))
     if not re.search(r"\d", str(answer)):
-        raise Fail("the team's answer", "a wrong number, computed from your report", repr(answer),
-                   "the calculation found no birth year in your report: put the number where the year stands "
-                   "('born August 11, ...'), so that the team computes with it.")
+        raise Fail(tr("the team's answer"), tr("a wrong number, computed from your report"), repr(answer),
+                   tr("the calculation found no birth year in your report: put the number where the year stands "
+                      "('born August 11, ...'), so that the team computes with it."))
     if task(BREAK_TASK).check(answer):
-        raise Fail("the team's answer", "a wrong answer", repr(answer),
-                   "the calculation reads the number standing where the birth year stands ('born August 11, ...'): "
-                   "put another number of the same Observation there.")
-    return (f"No alarm, and the team answered {answer!r} (gold {task(BREAK_TASK).gold}) in {len(team.llm.calls)} "
-            "calls. The check proves that a number was seen, not that it is the right one: grounding is not correctness. "
-            "A check that passes a wrong result is what MAST calls FM-3.3 Incorrect verification.")
+        raise Fail(tr("the team's answer"), tr("a wrong answer"), repr(answer),
+                   tr("the calculation reads the number standing where the birth year stands ('born August 11, ...'): "
+                      "put another number of the same Observation there."))
+    return tr("No alarm, and the team answered {answer} (gold {gold}) in {calls} calls. The check proves that a number "
+              "was seen, not that it is the right one: grounding is not correctness. A check that passes a wrong "
+              "result is what MAST calls FM-3.3 Incorrect verification.", answer=repr(answer),
+              gold=task(BREAK_TASK).gold, calls=len(team.llm.calls))
 
 
 # --- concept questions --------------------------------------------------------------------------

@@ -3,6 +3,7 @@ LangGraph's ReAct with a reply that ends its run, two questions. The frameworks'
 from __future__ import annotations
 
 from ..bridge import INSTALL, missing
+from ..i18n import tr, tr_later
 from ..llm import CallRecord
 from ..otel import spans_of
 from ..parsing import parse_reply
@@ -19,8 +20,10 @@ from .predictions import Prediction, prediction
 def _need_the_bridge(case: str) -> None:
     absent = missing()
     if absent:
-        raise Fail(case, "LangGraph, smolagents and OpenTelemetry installed", f"not installed: {', '.join(absent)}",
-                   f"this check runs the frameworks: install them with {INSTALL}, restart the kernel, check again.")
+        raise Fail(case, tr("LangGraph, smolagents and OpenTelemetry installed"),
+                   tr("not installed: {names}", names=", ".join(absent)),
+                   tr("this check runs the frameworks: install them with {install}, restart the kernel, check again.",
+                      install=INSTALL))
 
 
 # --- 16.predict: a stuck model in three loops ---------------------------------------------------
@@ -34,12 +37,13 @@ WHY = {
         "the repeat fuse (chapter 03) refuses the second identical action before its tool runs: 2 LLM calls, 1 tool "
         "call; finish_fallback asks once more, with tools off, after ANY stop that is not a Finish, the fuse's too: "
         "3 LLM calls, 1 tool call, whatever max_steps is",
-    f"LangGraph, max_steps={PREDICT_STEPS}":
-        f"create_agent has no repeat fuse: ModelCallLimitMiddleware(run_limit={PREDICT_STEPS}) ends the run after "
-        f"model call {PREDICT_STEPS}, and every one of them ran the search: {PREDICT_STEPS} and {PREDICT_STEPS}",
-    f"smolagents, max_steps={PREDICT_STEPS}":
-        f"no repeat fuse either: {PREDICT_STEPS} steps, each with its search, then at max_steps smolagents asks the "
-        f"model once more for an answer, without tools: {PREDICT_STEPS + 1} LLM calls, {PREDICT_STEPS} tool calls",
+    f"LangGraph, max_steps={PREDICT_STEPS}": tr_later(
+        "create_agent has no repeat fuse: ModelCallLimitMiddleware(run_limit={steps}) ends the run after model call "
+        "{steps}, and every one of them ran the search: {steps} and {steps}", steps=PREDICT_STEPS),
+    f"smolagents, max_steps={PREDICT_STEPS}": tr_later(
+        "no repeat fuse either: {steps} steps, each with its search, then at max_steps smolagents asks the model once "
+        "more for an answer, without tools: {calls} LLM calls, {steps} tool calls", steps=PREDICT_STEPS,
+        calls=PREDICT_STEPS + 1),
 }
 
 
@@ -64,12 +68,12 @@ def stuck_costs() -> dict:
 
 
 prediction("16.predict", "A stuck model in three loops",
-           "Set `prediction` to {loop: (LLM calls, tool calls)} for the stuck stand-in at "
-           f"max_steps={PREDICT_STEPS}, agentkit's loop with finish_fallback=True, before running anything.",
+           tr_later("Set `prediction` to {{loop: (LLM calls, tool calls)}} for the stuck stand-in at max_steps={steps}, "
+                    "agentkit's loop with finish_fallback=True, before running anything.", steps=PREDICT_STEPS),
            Prediction(truth=stuck_costs, labels=("LLM calls", "tool calls"), why=WHY,
-                      case=lambda row: f"{row}, the stuck stand-in",
-                      done=lambda truth: "A fuse is a few lines of the loop; a framework without one pays the whole "
-                                         "budget.",
+                      case=lambda row: tr("{row}, the stuck stand-in", row=row),
+                      done=lambda truth: tr("A fuse is a few lines of the loop; a framework without one pays the "
+                                            "whole budget."),
                       pointer="follow each loop as section 4 runs it on the stuck stand-in: which loop notices the "
                               "repeat, and when; what each does at its step limit; and what finish_fallback adds "
                               "after a stop (chapter 03, section 6)."))
@@ -77,14 +81,14 @@ prediction("16.predict", "A stuck model in three loops",
 
 # --- 16.span: the attributes of one chat span ------------------------------------------------------
 
-H_NAMES = ("the conventions of version 1.41.0 spell them gen_ai.operation.name, gen_ai.provider.name, "
-           "gen_ai.request.model, gen_ai.request.temperature, gen_ai.usage.input_tokens and "
-           "gen_ai.usage.output_tokens; section 7 prints a chat span with all six.")
-H_OLD = ("gen_ai.usage.prompt_tokens and completion_tokens are the names of older versions, deprecated for "
-         "gen_ai.usage.input_tokens and output_tokens: a viewer that reads the current names finds nothing.")
-H_SYSTEM = "gen_ai.system is the older name; the version this chapter follows calls it gen_ai.provider.name."
-H_VALUES = ("read every value from the record and the provider you are given: its model, its temperature as a float, "
-            "its prompt_tokens and completion_tokens; the operation is the string 'chat'.")
+H_NAMES = (tr_later("the conventions of version 1.41.0 spell them gen_ai.operation.name, gen_ai.provider.name, "
+                    "gen_ai.request.model, gen_ai.request.temperature, gen_ai.usage.input_tokens and "
+                    "gen_ai.usage.output_tokens; section 7 prints a chat span with all six."))
+H_OLD = (tr_later("gen_ai.usage.prompt_tokens and completion_tokens are the names of older versions, deprecated for "
+                  "gen_ai.usage.input_tokens and output_tokens: a viewer that reads the current names finds nothing."))
+H_SYSTEM = tr_later("gen_ai.system is the older name; the version this chapter follows calls it gen_ai.provider.name.")
+H_VALUES = (tr_later("read every value from the record and the provider you are given: its model, its temperature as a "
+                     "float, its prompt_tokens and completion_tokens; the operation is the string 'chat'."))
 
 RECORDS = [  # (record, provider): shown cases; each check adds records and providers drawn for it
     (CallRecord([{"role": "user", "content": "hi"}], "Action: Finish[hi]", 12, 5, 0.0, 0.01, model="scripted-stand-in"),
@@ -126,33 +130,35 @@ def _warm_bridge() -> None:
           "trace_of are refused.", forbid=("agentkit.otel:spans_of", "agentkit.otel:trace_of"), objects=False)
 def _span(chat_attributes):
     if not callable(chat_attributes):
-        raise Fail("your answer", "a function chat_attributes(record, provider) -> dict", repr(chat_attributes),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function chat_attributes(record, provider) -> dict"),
+                   repr(chat_attributes), tr("define it with def."))
     drawn = [unseen_record() for _ in range(6)]
     for record, provider in RECORDS + drawn:
-        case = f"a call to {record.model} at temperature {record.temperature!r}, provider {provider!r}"
+        case = tr("a call to {model} at temperature {temperature}, provider {provider}", model=record.model,
+                  temperature=repr(record.temperature), provider=repr(provider))
         yours = call(chat_attributes, record, provider, case=case, hint=H_VALUES)
         expected = span_truth(record, provider)
         if not isinstance(yours, dict):
-            raise Fail(case, "a dict of attributes", shown(yours), "return a dict.")
+            raise Fail(case, tr("a dict of attributes"), shown(yours), tr("return a dict."))
         keys = set(yours)
         hint = H_OLD if any("prompt_tokens" in str(k) or "completion_tokens" in str(k) for k in keys) else \
             H_SYSTEM if "gen_ai.system" in keys else H_NAMES
         if keys != set(expected):
-            raise Fail(case, f"the keys {sorted(expected)}", shown(sorted(map(str, keys)), 400), hint)
+            raise Fail(case, tr("the keys {keys}", keys=sorted(expected)), shown(sorted(map(str, keys)), 400), hint)
         wrong = {k: yours[k] for k in expected if yours[k] != expected[k] or type(yours[k]) is not type(expected[k])}
         if wrong:  # the type too: a viewer tells the int 1 from the double 1.0
             raise Fail(case, repr({k: expected[k] for k in wrong}), shown(wrong, 400), H_VALUES)
-    return (f"Your attributes match agentkit.otel's on {len(RECORDS) + len(drawn)} ledger entries, "
-            f"{len(drawn)} of them drawn for this check. Any viewer that reads the GenAI conventions now shows each "
-            "call's model and tokens, whatever framework made the call.")
+    return tr("Your attributes match agentkit.otel's on {entries} ledger entries, {drawn} of them drawn for this "
+              "check. Any viewer that reads the GenAI conventions now shows each call's model and tokens, whatever "
+              "framework made the call.", entries=len(RECORDS) + len(drawn), drawn=len(drawn))
 
 
 # --- 16.break: a reply that ends LangGraph's run ---------------------------------------------------
 
-H_ACTION = ("parse_reply finds an action in your reply, so the adapter turns it into a tool call (or, for Finish, a "
-            "proper answer) and LangGraph goes on as agentkit does. Write a reply with no Action line and no Finish.")
-H_RIGHT = "the run ended with the right answer: make the reply say something else than 25185."
+H_ACTION = (tr_later("parse_reply finds an action in your reply, so the adapter turns it into a tool call (or, for "
+                     "Finish, a proper answer) and LangGraph goes on as agentkit does. Write a reply with no Action "
+                     "line and no Finish."))
+H_RIGHT = tr_later("the run ended with the right answer: make the reply say something else than 25185.")
 
 
 def _printed(reply: str) -> bool:
@@ -165,14 +171,15 @@ def _printed(reply: str) -> bool:
           "LangGraph's ReAct at once with a wrong answer; agentkit's goes on.", warm=_warm_bridge, objects=False)
 def _break(reply):
     if not isinstance(reply, str) or not reply.strip():
-        raise Fail("your reply", "a non-empty string: the model's first reply", repr(reply), "write the reply as text.")
+        raise Fail(tr("your reply"), tr("a non-empty string: the model's first reply"), repr(reply),
+                   tr("write the reply as text."))
     if _printed(reply):
-        raise Fail("your reply", "a reply of your own", f"{shown(reply, 100)}: section 4's format-breaker chat, whole, "
-                   "cut or edited", "section 4 runs the format breaker's chat through LangGraph already: write a chat "
-                   "of your own.")
+        raise Fail(tr("your reply"), tr("a reply of your own"),
+                   tr("{reply}: section 4's format-breaker chat, whole, cut or edited", reply=shown(reply, 100)),
+                   tr("section 4 runs the format breaker's chat through LangGraph already: write a chat of your own."))
     if parse_reply(reply).action:
-        raise Fail(repr(reply[:80]), "a reply without an action", f"parse_reply reads {parse_reply(reply).action!r}",
-                   H_ACTION)
+        raise Fail(repr(reply[:80]), tr("a reply without an action"),
+                   tr("parse_reply reads {action}", action=repr(parse_reply(reply).action)), H_ACTION)
     _need_the_bridge("running LangGraph's ReAct")
     from ..bridge.with_langgraph import LangGraphReAct
 
@@ -187,11 +194,12 @@ def _break(reply):
         runs[make.__name__] = (agent.run(CHECKPOINT_QUESTION, verbose=False), len(llm.calls))
     answer, calls = runs["LangGraphReAct"]
     if "25185" in answer:
-        raise Fail("LangGraph's run", "a wrong answer", repr(answer), H_RIGHT)
+        raise Fail(tr("LangGraph's run"), tr("a wrong answer"), repr(answer), H_RIGHT)
     ours, our_calls = runs["ReActAgent"]
-    return (f"LangGraph stopped after {calls} call with your text as its answer: a reply without a tool call is an "
-            f"answer to create_agent. agentkit's loop fed the format reminder back and went on: {our_calls} calls, "
-            f"answer {ours!r}. Neither is a bug; they are two contracts, and the table of section 6 lists both.")
+    return tr("LangGraph stopped after {calls} call with your text as its answer: a reply without a tool call is an "
+              "answer to create_agent. agentkit's loop fed the format reminder back and went on: {ours} calls, answer "
+              "{answer}. Neither is a bug; they are two contracts, and the table of section 6 lists both.", calls=calls,
+              ours=our_calls, answer=repr(ours))
 
 
 question("16.q1", "Through the course's adapter, LangGraph's ReAct sends the model exactly the prompts agentkit's "

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from ..context_runs import RelayRun, make_agent, relay_llm, run_relay
 from ..context_strategies import SUMMARY_MARKER, ObservationMasking, masked_history
+from ..i18n import tr, tr_later
 from ..react import ReActAgent
 from ..relay import relay_task, relay_tools
 from ..scripted import ScriptedLLM
@@ -51,12 +52,12 @@ def strategy_costs() -> dict:
 def _predict_hint(row, guess, actual, answer):
     calls, carried = guess
     if row == "sub-agents, 10 stations each" and calls < 24:
-        return ("count the sub-agents' calls too: each walks its stations with one Search each and ends with a "
-                "Finish of its own, and they share the lead's ledger (section 2e).")
+        return tr("count the sub-agents' calls too: each walks its stations with one Search each and ends with a "
+                  "Finish of its own, and they share the lead's ledger (section 2e).")
     if row == "masking, keep=2" and carried > 3:
-        return "masking keeps only the last two Observations raw: the slip is raw at the first two calls after it."
+        return tr("masking keeps only the last two Observations raw: the slip is raw at the first two calls after it.")
     if row == "sliding window, k=4" and carried > 5:
-        return "a window of 4 sends the last 4 steps: the slip, step 1, is in the prompt of calls 2 to 5 only."
+        return tr("a window of 4 sends the last 4 steps: the slip, step 1, is in the prompt of calls 2 to 5 only.")
     return None
 
 
@@ -64,9 +65,10 @@ prediction("17.predict", "What each strategy sends",
            "Set `prediction` to {strategy: (LLM calls, prompts carrying the slip)} on relay-20, before running "
            "anything.",
            Prediction(truth=strategy_costs, labels=("LLM calls", "prompts with the slip"), why=WHY,
-                      case=lambda row: f"{row} on {PREDICT_TASK}",
+                      case=lambda row: tr("{name} on {task}", name=row, task=PREDICT_TASK),
                       hint=_predict_hint,
-                      done=lambda truth: "What a strategy leaves out of the prompt is what a later call cannot read.",
+                      done=lambda truth: tr("What a strategy leaves out of the prompt is what a later call cannot "
+                                            "read."),
                       pointer="count calls as section 2's reports print them (a sub-agent's calls are in the same "
                               "ledger), then ask at which calls step 1 is still part of the history each strategy "
                               "sends."))
@@ -77,16 +79,16 @@ prediction("17.predict", "What each strategy sends",
 MASK_TASKS = ("relay-20", "relay-25", "relay-30")
 KEEP = 2
 FORBIDDEN = {ObservationMasking.fit.__code__: "ObservationMasking.fit", masked_history.__code__: "masked_history"}
-H_SHAPE = "return what assemble(parts) returns: the list of messages, built from one string per step."
-H_PACKAGE = ("write the masking yourself: this task does not allow agentkit's ObservationMasking or masked_history "
-             "(section 2b's TinyMask is a dozen lines).")
-H_PROFILER = "leave sys.setprofile alone: the check uses it to see which functions your code calls."
-H_OLD = ("an Observation older than the last two steps is still in the prompt: replace it by a placeholder "
-         "(section 2b).")
-H_RECENT = ("the last two steps' Observations must reach the model as they are: the stand-in reads the last page "
-            "to find the next station.")
-H_KEPT = ("masking keeps every step's Thought and Action (section 2b): the tariff survives in the Thought after the "
-          "slip.")
+H_SHAPE = tr_later("return what assemble(parts) returns: the list of messages, built from one string per step.")
+H_PACKAGE = (tr_later("write the masking yourself: this task does not allow agentkit's ObservationMasking or "
+                      "masked_history (section 2b's TinyMask is a dozen lines)."))
+H_PROFILER = tr_later("leave sys.setprofile alone: the check uses it to see which functions your code calls.")
+H_OLD = (tr_later("an Observation older than the last two steps is still in the prompt: replace it by a placeholder "
+                  "(section 2b)."))
+H_RECENT = (tr_later("the last two steps' Observations must reach the model as they are: the stand-in reads the last "
+                     "page to find the next station."))
+H_KEPT = (tr_later("masking keeps every step's Thought and Action (section 2b): the tariff survives in the Thought "
+                   "after the slip."))
 
 
 def guarded(function, *args, case: str, hint: str):
@@ -105,9 +107,10 @@ def guarded(function, *args, case: str, hint: str):
         kept = sys.getprofile() is watch
         sys.setprofile(previous)
     if not kept:
-        raise Fail(case, "your code leaves the check's profile hook in place", "your code replaced it", H_PROFILER)
+        raise Fail(case, tr("your code leaves the check's profile hook in place"), tr("your code replaced it"),
+                   H_PROFILER)
     if reached:
-        raise Fail(case, "masking you wrote", f"your code called agentkit's {reached[0]}", H_PACKAGE)
+        raise Fail(case, tr("masking you wrote"), tr("your code called agentkit's {name}", name=reached[0]), H_PACKAGE)
     return result
 
 
@@ -118,14 +121,14 @@ class _Yours:
         self.fit_function = fit
 
     def fit(self, assemble, trace, question):
-        case = f"the prompt of call {len(trace) + 1}"
+        case = tr("the prompt of call {number}", number=len(trace) + 1)
         messages = guarded(self.fit_function, assemble, [replace(step) for step in trace], question,
                            case=case, hint=H_SHAPE)
         reference = assemble([])
         if not (isinstance(messages, list) and len(messages) == len(reference)
                 and all(isinstance(m, dict) and isinstance(m.get("content"), str) for m in messages)
                 and messages[0] == reference[0] and messages[1]["content"].startswith(reference[1]["content"])):
-            raise Fail(case, "the messages assemble(parts) returns", shown(messages), H_SHAPE)
+            raise Fail(case, tr("the messages assemble(parts) returns"), shown(messages), H_SHAPE)
         return messages
 
 
@@ -133,12 +136,14 @@ def _prompt_problems(call_number: int, prompt: str, trace) -> tuple:
     """The first thing wrong with one prompt, as (what was expected, what it held, hint), or None."""
     for number, step in enumerate(trace[: call_number - 1], 1):
         if f"Thought: {step.thought}" not in prompt or f"Action: {step.action}[{step.argument}]" not in prompt:
-            return f"step {number}'s Thought and Action", "one of them missing", H_KEPT
+            return (tr("step {number}'s Thought and Action", number=number), tr("one of them missing"), H_KEPT)
         recent = number > call_number - 1 - KEEP
         if recent and step.observation not in prompt:
-            return f"step {number}'s Observation, as it was", "it was changed or left out", H_RECENT
+            return (tr("step {number}'s Observation, as it was", number=number), tr("it was changed or left out"),
+                    H_RECENT)
         if not recent and step.observation in prompt:
-            return f"step {number}'s Observation masked", f"it was sent whole: {shorten(step.observation, 60)!r}", H_OLD
+            return (tr("step {number}'s Observation masked", number=number),
+                    tr("it was sent whole: {text}", text=repr(shorten(step.observation, 60))), H_OLD)
     return None
 
 
@@ -147,8 +152,8 @@ def _prompt_problems(call_number: int, prompt: str, trace) -> tuple:
           "they are, every older one replaced by a placeholder; agentkit's own masking is not allowed.")
 def _mask(my_masking):
     if not callable(my_masking):
-        raise Fail("your answer", "a function my_masking(assemble, trace, question)", shown(my_masking),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function my_masking(assemble, trace, question)"), shown(my_masking),
+                   tr("define it with def."))
     task = relay_task(cases().choice(MASK_TASKS))
     agent = ReActAgent(relay_llm(), relay_tools(), max_steps=task.max_steps, repeat_fuse=False,
                        context=_Yours(my_masking))
@@ -157,28 +162,30 @@ def _mask(my_masking):
         problem = _prompt_problems(number, record.messages[1]["content"], agent.trace)
         if problem:
             expected, got, hint = problem
-            raise Fail(f"{task.id}, the prompt of call {number}", expected, got, hint)
+            raise Fail(tr("{task}, the prompt of call {number}", task=task.id, number=number), expected, got, hint)
     if not (agent.stop_reason == "finished" and task.check(agent.answer)):
-        raise Fail(f"{task.id}, the run", f"the fee, {task.gold} credits", shorten(agent.answer, 80), H_KEPT)
+        raise Fail(tr("{task}, the run", task=task.id), tr("the fee, {gold} credits", gold=task.gold),
+                   shorten(agent.answer, 80), H_KEPT)
     used = sum(c.prompt_tokens for c in agent.run_calls)
     full = sum(run_relay(task, "full history").prompt_tokens)
-    return (f"From the ledger of {task.id}: {len(agent.run_calls)} calls, every prompt with each Thought and Action, "
-            f"the last two Observations whole and the older ones masked; {used} prompt tokens against {full} with full "
-            f"history ({used / full:.0%}), and the right fee, {agent.answer}.")
+    return tr("From the ledger of {task}: {calls} calls, every prompt with each Thought and Action, the last two "
+              "Observations whole and the older ones masked; {used} prompt tokens against {full} with full history "
+              "({share}), and the right fee, {answer}.", task=task.id, calls=len(agent.run_calls), used=used, full=full,
+              share=f"{used / full:.0%}", answer=agent.answer)
 
 
 # --- 17.break: a summary that forgets -------------------------------------------------------------
 
 BREAK_TASKS = ("relay-30", "relay-35", "relay-40", "relay-45", "relay-50", "relay-55", "relay-60")
 THRESHOLDS = range(1200, 2401, 200)  # drawn per check, a step apart or more: the summariser's inputs differ
-H_TEXT = "return the summary as a str: the text compaction sends instead of the steps it covers."
-H_RIGHT = ("the run was right: your summary kept the tariff (or the run never compacted). Leave the tariff out of "
-           "the summary, and keep the rest (section 2c's summary has two lines).")
-H_WALK = ("the run never read its own line's last page: your summary lost where the run stood too. Here the summary is "
-          "all the agent sees of the steps it covers: keep the furthest station's sentence ('Station ... Next station: "
-          "...') from the text you are given, so the walk goes on.")
-H_MISCOPY = ("a prompt states a wrong tariff: that is a miscopied fact (section 5c), not a lost one. Leave the tariff "
-             "out instead of changing it.")
+H_TEXT = tr_later("return the summary as a str: the text compaction sends instead of the steps it covers.")
+H_RIGHT = (tr_later("the run was right: your summary kept the tariff (or the run never compacted). Leave the tariff out "
+                    "of the summary, and keep the rest (section 2c's summary has two lines)."))
+H_WALK = (tr_later("the run never read its own line's last page: your summary lost where the run stood too. Here the "
+                   "summary is all the agent sees of the steps it covers: keep the furthest station's sentence "
+                   "('Station ... Next station: ...') from the text you are given, so the walk goes on."))
+H_MISCOPY = (tr_later("a prompt states a wrong tariff: that is a miscopied fact (section 5c), not a lost one. Leave the "
+                      "tariff out instead of changing it."))
 
 
 class _SummariserIsYours(ScriptedLLM):
@@ -191,9 +198,9 @@ class _SummariserIsYours(ScriptedLLM):
     def _answer(self, messages):
         if not str(messages[0].get("content", "")).startswith(SUMMARY_MARKER):
             return super()._answer(messages)
-        text = call(self.summarise, messages[1]["content"], case="a compaction's summary", hint=H_TEXT)
+        text = call(self.summarise, messages[1]["content"], case=tr("a compaction's summary"), hint=H_TEXT)
         if not isinstance(text, str):
-            raise Fail("a compaction's summary", "a str", shown(text), H_TEXT)
+            raise Fail(tr("a compaction's summary"), tr("a str"), shown(text), H_TEXT)
         return text, "your summariser"
 
 
@@ -203,7 +210,8 @@ class _SummariserIsYours(ScriptedLLM):
           "agentkit's own summariser included.")
 def _break(summarise):
     if not callable(summarise):
-        raise Fail("your answer", "a function summarise(text) -> str", shown(summarise), "define it with def.")
+        raise Fail(tr("your answer"), tr("a function summarise(text) -> str"), shown(summarise),
+                   tr("define it with def."))
     draws = []
     while len(draws) < 2:  # two runs, on two (task, threshold) pairs drawn for this check
         draw = (cases().choice(BREAK_TASKS), cases().choice(THRESHOLDS))
@@ -211,10 +219,11 @@ def _break(summarise):
             draws.append(draw)
     runs = [_forgetful_run(summarise, relay_task(task_id), threshold) for task_id, threshold in draws]
     first = runs[0]
-    return (f"From the ledgers of {' and '.join(r.task.id for r in runs)}: on {first.task.id} your first summary "
-            f"replaced steps 1-{first.agent.context.summaries[0][0]}, the slip among them, without the tariff. The lead "
-            f"walked on to the last station, asked the desk again, was refused, and answered {first.answer!r} (gold "
-            f"{first.task.gold}). A summary replaces the steps it covers: what it leaves out, no later prompt holds.")
+    return tr("From the ledgers of {tasks}: on {task} your first summary replaced steps 1-{last}, the slip among them, "
+              "without the tariff. The lead walked on to the last station, asked the desk again, was refused, and "
+              "answered {answer} (gold {gold}). A summary replaces the steps it covers: what it leaves out, no later "
+              "prompt holds.", tasks=tr(" and ").join(r.task.id for r in runs), task=first.task.id,
+              last=first.agent.context.summaries[0][0], answer=repr(first.answer), gold=first.task.gold)
 
 
 def _forgetful_run(summarise, task, threshold: int) -> RelayRun:
@@ -225,24 +234,28 @@ def _forgetful_run(summarise, task, threshold: int) -> RelayRun:
     start = len(llm.calls)
     agent.run(task.question, verbose=False)
     run = RelayRun(task, "compaction", {"threshold": threshold}, agent, llm.calls[start:])
-    case = f"compaction at {threshold} tokens, no raw step kept, on {task.id}, your summariser"
+    case = tr("compaction at {threshold} tokens, no raw step kept, on {task}, your summariser", threshold=threshold,
+              task=task.id)
     if not run.agent.context.summaries:
-        raise Fail(case, "at least one summary", "the run never compacted", H_RIGHT)
+        raise Fail(case, tr("at least one summary"), tr("the run never compacted"), H_RIGHT)
     if run.correct:
-        raise Fail(case, "a wrong answer", f"the right fee, {run.answer}", H_RIGHT)
+        raise Fail(case, tr("a wrong answer"), tr("the right fee, {answer}", answer=run.answer), H_RIGHT)
     walked = [step.argument for step in run.agent.trace if step.action == "Search"]
     if walked != list(task.stations) or run.agent.stop_reason != "finished":
-        order = "in the line's order" if walked == list(task.stations)[: len(walked)] else "out of the line's order"
-        raise Fail(case, "a run that reads every station of its line once, in order, and then answers",
-                   f"{len(walked)} Searches, {order}, for {len(task.stations)} stations; stop: {run.agent.stop_reason}",
+        fields = dict(searches=len(walked), stations=len(task.stations), stop=run.agent.stop_reason)
+        raise Fail(case, tr("a run that reads every station of its line once, in order, and then answers"),
+                   tr("{searches} Searches, in the line's order, for {stations} stations; stop: {stop}", **fields)
+                   if walked == list(task.stations)[: len(walked)] else
+                   tr("{searches} Searches, out of the line's order, for {stations} stations; stop: {stop}", **fields),
                    H_WALK)
     lead = [c for c, kind in zip(run.calls, run.kinds) if kind == "lead"]
     wrong = [tariff_seen(c.prompt) for c in lead if tariff_seen(c.prompt) not in (None, task.tariff)]
     if wrong:
-        raise Fail(case, "the tariff left out", f"a prompt says tariff {wrong[0]} (the slip said {task.tariff})",
+        raise Fail(case, tr("the tariff left out"),
+                   tr("a prompt says tariff {said} (the slip said {tariff})", said=wrong[0], tariff=task.tariff),
                    H_MISCOPY)
     if tariff_seen(lead[-1].prompt) is not None:
-        raise Fail(case, "no tariff in the lead's last prompt", "the tariff was still there", H_RIGHT)
+        raise Fail(case, tr("no tariff in the lead's last prompt"), tr("the tariff was still there"), H_RIGHT)
     return run
 
 
@@ -271,8 +284,9 @@ question("17.q2", "With the cache discount of section 4a, the sliding window sav
           "no such rule in the prices we quote; every cached-prefix token is billed at the hit price."),
     "c": ("The window writes longer replies, and output tokens cost the most.", False,
           "the stand-in's replies are the same length under every strategy; the difference is in the input."),
-    "d": ("A window drops its oldest step right after the question on every call, so only the role prompt and the "
-          "question are a prefix seen before; full history only appends, so nearly all of each prompt is.", True,
+    "d": ("A window drops its oldest step right after the question on every call, so of its question and history "
+          "only the question is a prefix seen before; full history only appends, so nearly all of each prompt is.",
+          True,
           "a cache prices the shared start of a prompt; any change near the front (a dropped step, a timestamp, a "
           "reordered tool list) leaves only what comes before it cached."),
 }, hint="section 4a: the characters two consecutive prompts share from their start.")

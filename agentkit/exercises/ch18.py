@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 from .. import agentdojo_run as dojo
 from .. import bfcl
+from ..i18n import tr, tr_later
 from . import Fail, call, cases, exercise, question, shown
 from .predictions import Prediction, prediction
 
@@ -16,8 +17,10 @@ def _need(case: str, what: str) -> None:
     absent = not bfcl.installed_version() if what == "bfcl" else dojo.missing()
     if absent:
         install = bfcl.INSTALL if what == "bfcl" else dojo.INSTALL
-        raise Fail(case, f"{'bfcl-eval' if what == 'bfcl' else 'agentdojo'} installed", "not installed",
-                   f"this check runs the benchmark: install it with {install}, restart the kernel, check again.")
+        raise Fail(case, tr("{package} installed", package="bfcl-eval" if what == "bfcl" else "agentdojo"),
+                   tr("not installed"),
+                   tr("this check runs the benchmark: install it with {install}, restart the kernel, check again.",
+                      install=install))
 
 
 # --- 18.predict: four defences on one pair -------------------------------------------------------------------
@@ -53,9 +56,9 @@ prediction("18.predict", "Four defences on one pair",
            "Set `prediction` to {defence: (utility, attack success)}, each 1 for yes and 0 for no, for the scripted "
            "agent on banking's user_task_3 with injection_task_1, before running anything.",
            Prediction(truth=pair_outcomes, labels=("utility", "attack success"), why=WHY,
-                      case=lambda row: f"{row} on banking user_task_3 x injection_task_1",
-                      done=lambda truth: "Each rule sees a different part of the call: that anything was read, which "
-                                         "function it is, or where its arguments came from.",
+                      case=lambda row: tr("{name} on banking user_task_3 x injection_task_1", name=row),
+                      done=lambda truth: tr("Each rule sees a different part of the call: that anything was read, "
+                                            "which function it is, or where its arguments came from."),
                       pointer="follow section 3's runs of user_task_0: which call comes first after the injection "
                               "is read, and where each account number comes from (the request, or a tool's output).",
                       source="AgentDojo's verdicts on the environment's state, in data/agentdojo_sweep.json"))
@@ -138,8 +141,8 @@ def _variants(entry: bfcl.Entry, rng) -> list[dict]:
           "not allowed.")
 def _build(match_one):
     if not callable(match_one):
-        raise Fail("your answer", "a function match_one(function, call, accepted) -> bool", repr(match_one),
-                   "define it with def.")
+        raise Fail(tr("your answer"), tr("a function match_one(function, call, accepted) -> bool"), repr(match_one),
+                   tr("define it with def."))
     _need("reading BFCL's entries", "bfcl")
     rng = cases()
     pool = [e for c in ("simple_python", "multiple") for e in bfcl.load(c)
@@ -156,39 +159,40 @@ def _build(match_one):
                 try:
                     yours = call(match_one, copy.deepcopy(function), copy.deepcopy(candidate),
                                  copy.deepcopy(accepted), case=case,
-                                 hint="section 1's tiny_match is the shape; here the call is already parsed.")
+                                 hint=tr("section 1's tiny_match is the shape; here the call is already parsed."))
                 except Fail:
                     if not tripped:
                         raise
             if tripped:
-                raise Fail(case, "your own comparison", "a call to the package's matcher", H_OWN)
+                raise Fail(case, tr("your own comparison"), tr("a call to the package's matcher"), H_OWN)
             expected = not bfcl.match_call(function, candidate, {name: accepted})  # computed after yours returned
             if not isinstance(yours, bool):
-                raise Fail(case, "True or False", shown(yours), "return a bool.")
+                raise Fail(case, tr("True or False"), shown(yours), tr("return a bool."))
             if yours != expected:
                 why = bfcl.match_call(function, candidate, {name: accepted})
                 raise Fail(case, str(expected), str(yours), _hint(candidate, why, accepted))
             checked += 1
-    return (f"Your match agrees with BFCL's rules on {checked} calls to {len(entries)} entries drawn for this check. "
-            "A benchmark's scorer is a few dozen lines like yours: read them before you trust its numbers.")
+    return tr("Your match agrees with BFCL's rules on {checked} calls to {entries} entries drawn for this check. A "
+              "benchmark's scorer is a few dozen lines like yours: read them before you trust its numbers.",
+              checked=checked, entries=len(entries))
 
 
-H_OWN = "write the comparison yourself: section 1's tiny_match has every rule this check uses."
+H_OWN = tr_later("write the comparison yourself: section 1's tiny_match has every rule this check uses.")
 
 
 def _hint(candidate, why: str, accepted) -> str:
     if not why:
         if any(isinstance(v, str) for v in candidate["args"].values()):
-            return ("this call is right to BFCL: strings are compared after dropping spaces and ,./-_*^ and "
-                    "lower-casing both sides; an int passes where a float is declared.")
-        return "this call is right to BFCL: a parameter whose accepted values hold \"\" may be left out."
+            return tr("this call is right to BFCL: strings are compared after dropping spaces and ,./-_*^ and "
+                      "lower-casing both sides; an int passes where a float is declared.")
+        return tr("this call is right to BFCL: a parameter whose accepted values hold \"\" may be left out.")
     if why.startswith("wrong type"):
-        return "the declared type counts: a string '5' is not the integer 5 (only an int passes for a float)."
+        return tr("the declared type counts: a string '5' is not the integer 5 (only an int passes for a float).")
     if why.startswith("unexpected"):
-        return "an argument the accepted answer does not list makes the call wrong."
+        return tr("an argument the accepted answer does not list makes the call wrong.")
     if why.startswith("missing"):
-        return "a required parameter, or one whose accepted values lack \"\", must be given."
-    return f"BFCL says: {why}. Compare each value with every accepted one, strings BFCL's way."
+        return tr("a required parameter, or one whose accepted values lack \"\", must be given.")
+    return tr("BFCL says: {why}. Compare each value with every accepted one, strings BFCL's way.", why=why)
 
 
 # --- 18.break: a reply the grader accepts through its string comparison -------------------------------------
@@ -205,34 +209,36 @@ def _fold(text: str) -> str:
           "none of the accepted values, not even up to case and spaces.")
 def _break(reply):
     if not isinstance(reply, str) or not reply.strip():
-        raise Fail("your reply", "a non-empty string: the model's reply", repr(reply), "write the reply as text.")
+        raise Fail(tr("your reply"), tr("a non-empty string: the model's reply"), repr(reply),
+                   tr("write the reply as text."))
     _need("reading the entry", "bfcl")
     entry = next(e for e in bfcl.load("simple_python") if e.id == BREAK_ENTRY)
     calls, problem = bfcl.parse_calls(reply)
     if problem:
-        raise Fail(repr(reply[:80]), "a reply that parses as calls", problem,
-                   "write it as a call: name(param=value, ...), values as Python literals.")
+        raise Fail(repr(reply[:80]), tr("a reply that parses as calls"), problem,
+                   tr("write it as a call: name(param=value, ...), values as Python literals."))
     right, why = bfcl.match(entry, calls)
     if not right:
-        raise Fail(repr(reply[:80]), "a reply BFCL scores right", why,
-                   "start from a right reply (section 1's oracle), then change one string.")
+        raise Fail(repr(reply[:80]), tr("a reply BFCL scores right"), why,
+                   tr("start from a right reply (section 1's oracle), then change one string."))
     (_, accepted), = entry.answers[0].items()
     odd = [(p, v) for p, v in calls[0]["args"].items() if isinstance(v, str)
            and all(_fold(v) != _fold(a) for a in accepted[p] if isinstance(a, str))]
     if not odd:
-        raise Fail(repr(reply[:80]), "a string argument that is none of the accepted values",
-                   "every string is an accepted value (up to case and spaces)",
-                   "that is a right answer, not a break: find what the comparison drops besides spaces and case.")
+        raise Fail(repr(reply[:80]), tr("a string argument that is none of the accepted values"),
+                   tr("every string is an accepted value (up to case and spaces)"),
+                   tr("that is a right answer, not a break: find what the comparison drops besides spaces and case."))
     param, value = odd[0]
-    return (f"BFCL scored {param}={value!r} as one of {accepted[param]}: its comparison drops ,./-_*^ before it "
-            "compares. A grader's leniency is part of every score it gives; a model could be credited for an "
-            "argument no function would accept.")
+    return tr("BFCL scored {argument} as one of {accepted}: its comparison drops ,./-_*^ before it compares. A "
+              "grader's leniency is part of every score it gives; a model could be credited for an argument no "
+              "function would accept.", argument=f"{param}={value!r}", accepted=accepted[param])
 
 
 # --- questions ---------------------------------------------------------------------------------------------
 
-question("18.q1", "Chapter 12's taint gate took attack success to about zero on every suite, and utility fell with "
-                  "it. Why did the user's own tasks fail?", {
+question("18.q1", "Chapter 12's taint gate let no attacker's call run on any suite (the 14% left on travel is an "
+                  "attack that asks only for words, and slack's 14% counts refused calls), and utility fell with it. "
+                  "Why did the user's own tasks fail?", {
     "a": ("The gate also blocks reads, so the agent never learns what it needs.", False,
           "reads run under the taint gate: section 3's run shows read_file ran; only side effects are denied."),
     "b": ("It denies every side effect once any tool output has been read, and most of the user's tasks must read "

@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 
+from ..i18n import tr
 from .deadline import _REAL
 
 
@@ -69,8 +70,8 @@ def _stream(fd: int):
 
 
 def _no_input(prompt: str = "") -> str:
-    raise EOFError("input() cannot be answered inside a check: the check runs your code in a process of its own. "
-                   "Give your function what it needs as arguments.")
+    raise EOFError(tr("input() cannot be answered inside a check: the check runs your code in a process of its own. "
+                      "Give your function what it needs as arguments."))
 
 
 class _TextDisplay:

@@ -11,8 +11,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from ..i18n import Later, tr
 from .boundary import (  # noqa: F401 - chapters import these from here (and from the package)
-    FIELD_CHARS, Fail, Forbidden, NotDone, NotPlain, _Now, _raised, call, cases, learner_code, note, plain, reference,
+    FIELD_CHARS, YOUR_ANSWER, Fail, Forbidden, NotDone, NotPlain, _Now, _raised, call, cases, learner_code, note, plain, reference,
 )
 
 CHAPTERS = ["00", "01", "02", "03", "03b", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16", "17", "18"]
@@ -134,9 +135,11 @@ def _find(kind: str, id):
         if id in table:
             return table[id]
     known = sorted(i for i in table if i.split(".")[0] == chapter)
-    where = (f"Chapter {chapter} has: {', '.join(known)}." if known else
-             f"The chapters are {', '.join(CHAPTERS)}; ids look like \"03.fuse\" or \"03.q1\".")
-    return Verdict(str(id), "unknown", f"No {kind} {shown(id)}. {where}")
+    where = (tr("Chapter {chapter} has: {ids}.", chapter=chapter, ids=", ".join(known)) if known else
+             tr("The chapters are {chapters}; ids look like \"03.fuse\" or \"03.q1\".", chapters=", ".join(CHAPTERS)))
+    text = (tr("No exercise {id}. {where}", id=shown(id), where=where) if kind == "exercise" else
+            tr("No question {id}. {where}", id=shown(id), where=where))
+    return Verdict(str(id), "unknown", text)
 
 
 # --- the learner's code, and what it returns ----------------------------------------------------------
@@ -193,13 +196,26 @@ def copied_from(text, printed, *, share: float = 0.7, run: int = 8):
 
 def _cut(text: str, chars: int = FIELD_CHARS) -> str:
     text = str(text)
-    return text if len(text) <= chars else f"{text[:chars]}... ({len(text) - chars} more characters)"
+    return text if len(text) <= chars else tr("{text}... ({more} more characters)", text=text[:chars],
+                                              more=len(text) - chars)
+
+
+def head_of(ex: Exercise) -> str:
+    """How a verdict names its exercise: the id and the title, in the learner's language."""
+    return f"{ex.id} {tr(ex.title)}"
 
 
 def _wrong(id: str, head: str, f: Fail) -> Verdict:
+    """A wrong verdict. The check's own words come translated (tr() where they were written), or as tr_later()'s texts,
+    translated here; a hint may also be a registered text (a prediction's pointer), looked up here. The case and
+    what was expected may hold the learner's data, and what the learner's code did is shown as it is."""
+    def later(text):
+        return tr(text) if isinstance(text, Later) else text
+
     return Verdict(id, "wrong", "\n".join([
-        f"{head}: not yet.", f"  case:     {_cut(f.case)}", f"  expected: {_cut(f.expected)}",
-        f"  yours:    {_cut(f.got)}", f"  hint:     {_cut(f.hint)}"]))
+        tr("{head}: not yet.", head=head), tr("  case:     {case}", case=_cut(later(f.case))),
+        tr("  expected: {expected}", expected=_cut(later(f.expected))), tr("  yours:    {got}", got=_cut(f.got)),
+        tr("  hint:     {hint}", hint=_cut(tr(f.hint)))]))
 
 
 # --- checking -----------------------------------------------------------------------------------------

@@ -32,6 +32,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..i18n import tr, tr_later
+
 RETRY_S = 0.25
 GRACE_S = 0.5  # after the time is up, how long the signal gets before the watchdog steps in
 _PACKAGE = str(Path(__file__).resolve().parent.parent)  # agentkit's own code is traced by line only
@@ -175,8 +177,8 @@ for _name in ("alarm", "setitimer", "pthread_sigmask"):
         _REAL[_name] = getattr(signal, _name)
 _ORIGINAL = {(signal, name): function for name, function in _REAL.items() if name != "settrace"}
 _ORIGINAL[(sys, "settrace")] = sys.settrace
-WHY_REFUSED = ("inside a check the check's clock owns that signal, so the call was refused (a tool's own timeout can "
-               "run the tool in a thread and wait with a timeout, as agentkit.tools does)")
+WHY_REFUSED = tr_later("inside a check the check's clock owns that signal, so the call was refused (a tool's own "
+                       "timeout can run the tool in a thread and wait with a timeout, as agentkit.tools does)")
 
 
 def _packages_call() -> bool:
@@ -188,7 +190,7 @@ def _refusals(guarded: tuple, traced: bool, note) -> dict:
     """Stand-ins for the functions that could stop the clock: they refuse that part, note it, pass the rest on.
     agentkit's own code passes (it keeps the outer timer, as the clock does)."""
     def refused(text, answer):
-        note(f"your code called {text}: {WHY_REFUSED}.")
+        note(tr("your code called {call}: {why}.", call=text, why=tr(WHY_REFUSED)))
         return answer
 
     def on_signal(signum, handler):

@@ -34,6 +34,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from ..i18n import tr
 from . import child
 
 AVAILABLE = hasattr(os, "fork") and hasattr(os, "setpgid") and hasattr(os, "killpg")
@@ -136,8 +137,7 @@ class _Forward:
         room = OUTPUT_CHARS - self.chars
         self.chars += len(text)
         if len(text) > room:
-            text, self.cut = text[:room] + f"\n[the check's {self.name} is cut here: more than {OUTPUT_CHARS:,} " \
-                                           "characters]\n", True
+            text, self.cut = text[:room] + "\n" + tr("[the check's {stream} is cut here: more than {chars} characters]", stream=self.name, chars=f"{OUTPUT_CHARS:,}") + "\n", True
         try:
             stream.write(text)
             stream.flush()

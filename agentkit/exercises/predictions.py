@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ..i18n import tr, tr_later
 from .core import (NOT_DONE, REGISTRY, REVEAL_AFTER, Exercise, Fail, NotDone, Verdict, _cut, _wrong, exercise,
                    is_stub, shown)
 
@@ -44,7 +45,7 @@ def truth_of(spec: Prediction) -> dict:
     return dict(_TRUTHS[id(spec)])
 
 
-COUNT = {2: "a pair of whole numbers", 3: "three whole numbers"}
+COUNT = {2: tr_later("a pair of whole numbers"), 3: tr_later("three whole numbers")}
 
 
 def _numbers(value) -> tuple:
@@ -71,14 +72,14 @@ def _show(numbers: tuple) -> str:
 
 def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
     spec: Prediction = ex.checker
-    numbers = _show(spec.labels) if any(spec.labels) else "a number"
+    numbers = _show(tuple(tr(label) for label in spec.labels)) if any(spec.labels) else tr("a number")
     shape = "{row: " + numbers + "}"
     if not isinstance(answer, dict):
         if is_stub(answer) and not reveal:
             raise NotDone()
         if not reveal:
-            raise Fail("the prediction", f"a dict {shape}", type(answer).__name__,
-                       "copy the dict from the exercise cell and fill in the numbers.")
+            raise Fail(tr("the prediction"), tr("a dict {shape}", shape=shape), type(answer).__name__,
+                       tr("copy the dict from the exercise cell and fill in the numbers."))
         answer = {}
     truth = {row: _numbers(actual) for row, actual in truth_of(spec).items()}
     missing = [row for row in truth if is_stub(answer.get(row))]  # None, ..., or (..., ...): not written yet
@@ -87,15 +88,15 @@ def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
         if row not in missing:
             guesses[row] = _read(answer[row], len(actual))
             if guesses[row] is None:
-                raise Fail(spec.case(row), numbers if len(actual) == 1 else
-                           f"{COUNT.get(len(actual), f'{len(actual)} whole numbers')}: {numbers}",
-                           shown(answer[row]), f"write {numbers} for this row.")
+                count = tr(COUNT[len(actual)]) if len(actual) in COUNT else tr("{n} whole numbers", n=len(actual))
+                raise Fail(spec.case(row), numbers if len(actual) == 1 else f"{count}: {numbers}",
+                           shown(answer[row]), tr("write {numbers} for this row.", numbers=numbers))
     if missing and not reveal:
         raise NotDone()
     rows, first_wrong = [], None
     for row, actual in truth.items():
         if row in missing:
-            rows.append(f"{row}: not written")
+            rows.append(tr("{row}: not written", row=row))
             first_wrong = first_wrong or (row, None, actual)
             continue
         guess = guesses[row]
@@ -103,34 +104,38 @@ def judge(ex: Exercise, head: str, answer, reveal: bool) -> Verdict:
                if abs(g - a) > spec.tolerance(row, label, a)]
         if off:
             first_wrong = first_wrong or (row, guess, actual)
-            rows.append(f"{row} {_show(tuple(_whole(g) for g in guess))}: "
-                        + ", ".join(f"{label} too {'high' if d > 0 else 'low'}".strip() for label, d in off))
+            rows.append(tr("{row} {guess}: {off}", row=row, guess=_show(tuple(_whole(g) for g in guess)), off=tr(", ").join(
+                (tr("{label} too high", label=tr(label)) if d > 0 else tr("{label} too low", label=tr(label))).strip()
+                for label, d in off)))
         else:
-            rows.append(f"{row}: right")
+            rows.append(tr("{row}: right", row=row))
     truth_text = "; ".join(f"{row}: {_show(actual)}" for row, actual in truth.items())
-    why_lines = "".join(f"\n  why: {_cut(f'{row}: {why}.')}" for row, why in spec.why.items())
+    why_lines = "".join("\n" + tr("  why: {why}", why=_cut(tr("{row}: {why}.", row=row, why=tr(why))))
+                        for row, why in spec.why.items())
+    source = tr(spec.source)
     if first_wrong is None:
-        return Verdict(ex.id, "correct", f"{head}: correct. From {spec.source}: {truth_text}. "
-                                         f"{spec.done(truth)}".rstrip() + why_lines)
+        return Verdict(ex.id, "correct", tr("{head}: correct. From {source}: {truth}. {done}", head=head, source=source,
+                                            truth=truth_text, done=tr(spec.done(truth))).rstrip() + why_lines)
     row, guess, actual = first_wrong
     tries = REGISTRY.tries.get(ex.id, 0) + (not missing)
     if reveal or tries >= REVEAL_AFTER:
         REGISTRY.shown.add(ex.id)
         if missing:
-            return Verdict(ex.id, NOT_DONE, f"{head}: {NOT_DONE}. You asked for the numbers. From {spec.source}: "
-                                            f"{truth_text}.{why_lines}")
-        verdict = _wrong(ex.id, head, Fail(spec.case(row), f"from {spec.source}: {truth_text}", "; ".join(rows),
-                                           f"{'you asked for the numbers' if reveal else f'{tries} wrong tries'}: "
-                                           "why each is what it is, below."))
+            return Verdict(ex.id, NOT_DONE, tr("{head}: not done yet. You asked for the numbers. From {source}: "
+                                               "{truth}.", head=head, source=source, truth=truth_text) + why_lines)
+        verdict = _wrong(ex.id, head, Fail(spec.case(row), tr("from {source}: {truth}", source=source,
+                                                              truth=truth_text), tr("; ").join(rows),
+                                           tr("you asked for the numbers: why each is what it is, below.") if reveal
+                                           else tr("{tries} wrong tries: why each is what it is, below.", tries=tries)))
         verdict.text += why_lines
         return verdict
     hint = (spec.hint(row, guess, actual, answer) if spec.hint and guess else None) or spec.pointer
     left = REVEAL_AFTER - tries
-    verdict = _wrong(ex.id, head, Fail(spec.case(row), f"hidden until you ask, or after {left} more wrong "
-                                                       f"tr{'y' if left == 1 else 'ies'}",
-                                       "; ".join(rows), hint))
-    verdict.text += (f"\n  The true numbers stay hidden so that you can think again. To see them: "
-                     f"check(\"{ex.id}\", prediction, reveal=True).")
+    hidden = (tr("hidden until you ask, or after {left} more wrong try", left=left) if left == 1 else
+              tr("hidden until you ask, or after {left} more wrong tries", left=left))
+    verdict = _wrong(ex.id, head, Fail(spec.case(row), hidden, tr("; ").join(rows), hint))
+    verdict.text += "\n" + tr("  The true numbers stay hidden so that you can think again. To see them: "
+                              "check(\"{id}\", prediction, reveal=True).", id=ex.id)
     return verdict
 
 

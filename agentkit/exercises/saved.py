@@ -18,9 +18,11 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
+from ..i18n import tr, tr_later
 from .core import CHAPTERS, NOT_DONE, PROGRESS_FILE, REGISTRY, SHOWN, Report, _load, _Now, note, shown
 
 MAX_BYTES = 1_000_000
+KINDS = {"predict": tr_later("predict"), "build": tr_later("build"), "break": tr_later("break")}  # as progress() says them
 KEPT = ("correct", SHOWN, "revealed")  # the file's values: solved, right after the answer was shown, answer shown
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none: the lstat below refuses links there
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -33,11 +35,11 @@ def problem(path: Path) -> Optional[str]:
     except FileNotFoundError:
         return None
     except OSError as e:
-        return f"unreadable ({type(e).__name__})"
+        return tr("unreadable ({error})", error=type(e).__name__)
     if stat.S_ISLNK(mode):
-        return "a link, which progress never follows"
+        return tr("a link, which progress never follows")
     if not stat.S_ISREG(mode):
-        return "not a regular file"
+        return tr("not a regular file")
     return None
 
 
@@ -154,7 +156,7 @@ def was_shown(id: str) -> bool:
 def reset_progress() -> None:
     """Forget every solved exercise: in this kernel and in the progress file (a link in its place stays)."""
     if _Now.running:
-        note("your code called reset_progress() while a check was running: refused")
+        note(tr("your code called reset_progress() while a check was running: refused"))
         return
     REGISTRY.done.clear()
     REGISTRY.tries.clear()
@@ -168,29 +170,34 @@ def progress(chapter: str) -> Report:
     """A table of chapter `chapter`'s exercises and questions: done in this kernel, or in the progress file."""
     chapter = str(chapter)
     if not _load(chapter):
-        return Report(f"No chapter {shown(chapter)}. The chapters are {', '.join(CHAPTERS)}.")
+        return Report(tr("No chapter {chapter}. The chapters are {chapters}.", chapter=shown(chapter),
+                         chapters=", ".join(CHAPTERS)))
     saved_now = _read_file()
-    items = [(e.id, f"{e.kind}: {e.title}") for e in REGISTRY.exercises.values() if e.id.startswith(chapter + ".")]
-    items += [(q.id, "concept question") for q in REGISTRY.questions.values() if q.id.startswith(chapter + ".")]
-    lines = [f"Chapter {chapter}: check yourself"]
+    items = [(e.id, f"{tr(KINDS.get(e.kind, e.kind))}: {tr(e.title)}") for e in REGISTRY.exercises.values()
+             if e.id.startswith(chapter + ".")]
+    items += [(q.id, tr("concept question")) for q in REGISTRY.questions.values() if q.id.startswith(chapter + ".")]
+    lines = [tr("Chapter {chapter}: check yourself", chapter=chapter)]
     for id, title in items:
         here, saved = REGISTRY.done.get(id), saved_now.get(id)
-        mark = ("done" if here == "correct" else "done (earlier)" if saved == "correct" else
-                "matches the answer shown" if SHOWN in (here, saved) else
-                "tried, not yet" if here == "wrong" else NOT_DONE)
+        mark = (tr("done") if here == "correct" else tr("done (earlier)") if saved == "correct" else
+                tr("matches the answer shown") if SHOWN in (here, saved) else
+                tr("tried, not yet") if here == "wrong" else tr("not done yet"))
         solved = "correct" in (here, saved) or SHOWN in (here, saved)
         if (id in REGISTRY.shown or saved == "revealed") and not solved:
-            mark += ", answer shown" if mark != NOT_DONE else " (answer shown)"
+            mark = (tr("{mark}, answer shown", mark=mark) if here == "wrong" else  # "tried, not yet"
+                    tr("{mark} (answer shown)", mark=mark))
         lines.append(f"  {id:10} {title:48} {mark}")
     done = sum(1 for id, _ in items if REGISTRY.done.get(id) == "correct" or saved_now.get(id) == "correct")
     matched = sum(1 for id, _ in items if REGISTRY.done.get(id) != "correct" and saved_now.get(id) != "correct"
                   and SHOWN in (REGISTRY.done.get(id), saved_now.get(id)))
-    lines.append(f"{done} of {len(items)} done" + (f"; {matched} matched an answer shown first." if matched else "."))
+    lines.append(tr("{done} of {items} done; {matched} matched an answer shown first.", done=done, items=len(items),
+                    matched=matched) if matched else tr("{done} of {items} done.", done=done, items=len(items)))
     others = sorted({id.split('.')[0] for id, value in saved_now.items() if value == "correct"} - {chapter})
     if others:
-        lines.append("Other chapters with solved exercises: " + ", ".join(others) + ".")
+        lines.append(tr("Other chapters with solved exercises: {chapters}.", chapters=", ".join(others)))
     path = progress_path()
     refused = path is not None and problem(path)
     if refused:
-        lines.append(f"The progress file {path.name} is {refused}: progress is kept in this kernel only.")
+        lines.append(tr("The progress file {name} is {problem}: progress is kept in this kernel only.", name=path.name,
+                        problem=refused))
     return Report("\n".join(lines))

@@ -6,6 +6,8 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from ..i18n import tr
+
 BLOCK = re.compile(r"^# (\d\d[a-z]?\.\w+) — ", re.MULTILINE)
 
 
@@ -52,7 +54,9 @@ def solution_text(found) -> str:
     if hasattr(found, "options"):
         letter = found.answer
         option, _, why = found.options[letter]
-        return "\n".join([f"{found.id}: {letter}) {option}", f"  Why: {why}"] + ([text] if text else []))
+        return "\n".join([f"{found.id}: {letter}) {tr(option)}", tr("  Why: {why}", why=tr(why))]
+                         + ([text] if text else []))
     if not text:
-        return f"No worked solution for {found.id} is installed here."
-    return f"{found.id} {found.title}, worked solution (open it after you have tried):\n\n{text}"
+        return tr("No worked solution for {id} is installed here.", id=found.id)
+    return tr("{id} {title}, worked solution (open it after you have tried):", id=found.id, title=tr(found.title)) \
+        + f"\n\n{text}"
