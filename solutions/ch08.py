@@ -6,7 +6,7 @@ import re
 
 from agentkit.runtime import Runtime
 
-# 08.predict — count with the formula of section 8: LLM calls = steps + checkpoints + fallback, and
+# 08.predict — count with the formula of section 7: LLM calls = steps + checkpoints + fallback, and
 # read each run's ladder at the defaults from section 3; then ask what each setting changes.
 # pager, Runtime(jaccard=1.0, checkpoint_every=5): at the defaults the repeat check stops the
 # pager; at 1.0 only an identical word set is a repeat, and every query names another page number,

@@ -50,7 +50,7 @@ prediction("08.predict", "What the runtime costs",
            "Set `prediction` to {run: (LLM calls, tool calls)} for the three runs, before running anything.",
            Prediction(truth=runtime_costs, labels=("LLM calls", "tool calls"), why=WHY,
                       pointer="walk each run up the ladder (hint, redirect, stop) as section 3 prints it for every "
-                              "sick run; section 8 checks that LLM calls = steps + checkpoints + fallback."))
+                              "sick run; section 7 checks that LLM calls = steps + checkpoints + fallback."))
 
 
 # --- 08.repeat: a Jaccard repeat check ------------------------------------------------------
