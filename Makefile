@@ -11,7 +11,7 @@ EXECUTE := $(VENV)/bin/jupyter nbconvert --to notebook --execute \
            --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.store_widget_state=False \
            --ExecutePreprocessor.record_timing=False
 
-.PHONY: setup lab lab-zh test test-pythons course course-local course-real notebooks site browser bench clean
+.PHONY: setup lab lab-zh test test-pythons course course-local course-real notebooks site browser browser-zh bench clean
 
 setup: $(STAMP)
 
@@ -107,6 +107,11 @@ $(BROWSER_STAMP): requirements-browser.txt $(STAMP)
 ## charts; then check the static site's images. Screenshots in build/browser/. Needs /usr/bin/chromium.
 browser: $(BROWSER_STAMP) site
 	$(PY) tools/browser_test.py
+
+## The same for the Chinese edition (notebooks/zh-CN/): every notebook run, every panel clicked, every question
+## answered by clicking, the feedback read in Chinese.
+browser-zh: $(BROWSER_STAMP)
+	$(PY) tools/browser_test.py --lang zh-CN --no-site
 
 ## The loop-overhead benchmark against smolagents, LangChain and LangGraph (its own venv, bench/requirements.txt).
 BENCH_VENV := .venv-bench

@@ -229,18 +229,34 @@ def change_controls(panel, click: int) -> list[str]:
     return changed
 
 
+LANG = "en"  # the language the notebooks' kernels speak (--lang)
+
+
+def said(text: str, cut: str = "") -> str:
+    """`text` as the kernels write it in LANG (their labels go through agentkit.i18n.tr), up to `cut`'s translation."""
+    from agentkit import i18n
+
+    i18n.set_language(LANG)
+    try:
+        found = i18n.tr(text)
+    finally:
+        i18n.set_language(None)
+    return found.split("{")[0].strip() if "{" in found else found.rstrip("….。. ")
+
+
 def click_run(page, panel, where: str, failures: Failures) -> dict:
     """One Run click; waits for the result and checks every chart. Returns what it saw."""
     # Mark the last result, and record whether the status ever says "Running" (it may be brief).
-    panel.evaluate("""p => {
+    running_word, press_word = said("Running…"), said("Press the button to run.")
+    panel.evaluate("""(p, word) => {
         p.querySelectorAll('img').forEach(e => e.dataset.old = '1');
         delete p.dataset.sawRunning;
         p._watch?.disconnect();
         p._watch = new MutationObserver(() => {
-            if (p.textContent.includes('Running')) p.dataset.sawRunning = '1';
+            if (p.textContent.includes(word)) p.dataset.sawRunning = '1';
         });
         p._watch.observe(p, {subtree: true, childList: true, characterData: true});
-    }""")
+    }""", running_word)
     button = panel.locator("button.mod-primary").last
     button.click()
     deadline = time.time() + CLICK_TIMEOUT_S
@@ -259,7 +275,7 @@ def click_run(page, panel, where: str, failures: Failures) -> dict:
                     sizes: imgs.map(i => [i.naturalWidth, i.naturalHeight]),
                     shown: imgs.map(i => [i.clientWidth, i.clientHeight])};
         }""")
-        running = "Running" in seen["status"] or "Press the button" in seen["status"] or seen["disabled"]
+        running = running_word in seen["status"] or press_word in seen["status"] or seen["disabled"]
         if seen["sawRunning"] and not running and not seen["old"] and seen["loaded"] == seen["images"]:
             break
         time.sleep(0.2)
@@ -269,9 +285,9 @@ def click_run(page, panel, where: str, failures: Failures) -> dict:
     panel.evaluate("p => p._watch?.disconnect()")
     if not seen["printed"].strip():
         failures.add(where, "the panel printed no text")
-    if "The run failed" in seen["printed"]:
+    if said("The run failed: {kind}: {error}") in seen["printed"]:
         failures.add(where, f"the callback failed: {seen['printed'].strip().splitlines()[0]}")
-    refused = "Cannot run with these values" in seen["printed"]
+    refused = said("Cannot run with these values: {error}") in seen["printed"]
     charts = panel.evaluate("p => p.classList.contains('agentkit-panel-charts')")  # run_panel(charts=...)
     if charts and not seen["images"] and not refused:
         failures.add(where, "no chart")
@@ -352,10 +368,31 @@ def wait_for_text(locator, words: list, timeout_s: float = 60) -> str:
     return text
 
 
-def check_quizzes(page, name: str, failures: Failures) -> int:
+def expected_feedback(qid: str, letter: str, lang: str) -> list:
+    """Words the feedback to `letter` must hold: in English the course's own, in another language its first line
+    as this process writes it in that language (the kernel of a notebook in notebooks/zh-CN/ speaks Chinese)."""
+    from agentkit import i18n
+    from agentkit.exercises import _find
+    from agentkit.exercises.quizzes import answer_question
+
+    if lang == "en":
+        return ["is right", "The others"] if letter == _find("question", qid).answer else ["is not it", "Try again"]
+    os.environ["AGENTKIT_PROGRESS"] = "off"  # the answer key's own answers are recorded nowhere
+    before = i18n.set_language(lang)
+    try:
+        return [answer_question(qid, letter).text.splitlines()[0].strip()]
+    finally:
+        i18n.set_language(before if before != lang else None)
+
+
+def check_quizzes(page, name: str, failures: Failures, lang: str = "en") -> int:
     """Answer every question wrong, then right, by clicking, and read the feedback each time."""
+    from agentkit import i18n
     from agentkit.exercises import _find  # the answer key: the browser plays a learner who knows it
 
+    i18n.set_language(lang)
+    button = i18n.tr("Check")  # the button's label as the kernel writes it
+    i18n.set_language(None)
     boxes = page.locator(".jp-OutputArea-output .agentkit-quiz")
     for number in range(boxes.count()):
         box = boxes.nth(number)
@@ -365,9 +402,10 @@ def check_quizzes(page, name: str, failures: Failures) -> int:
         right = _find("question", qid).answer
         wrong = next(letter for letter in _find("question", qid).options if letter != right)
         feedback = box.locator(".widget-html").last
-        for letter, words in ((wrong, ["is not it", "Try again"]), (right, ["is right", "The others"])):
+        for letter in (wrong, right):
+            words = expected_feedback(qid, letter, lang)
             box.locator("label", has_text=f"{letter}) ").first.click()
-            box.locator("button", has_text="Check").click()
+            box.locator("button", has_text=button).click()
             seen = wait_for_text(feedback, words, 30)
             if not all(word in seen for word in words):
                 failures.add(f"{name} {qid}", f"answered {letter}): expected {words}, saw {seen[:200]!r}")
@@ -459,6 +497,9 @@ def main(argv=None) -> int:
     parser.add_argument("--clicks", type=int, default=4, help="Run clicks per panel")
     parser.add_argument("--no-site", action="store_true", help="skip the static-site check")
     parser.add_argument("--headed", action="store_true", help="show the browser (needs a display)")
+    parser.add_argument("--lang", default="en", choices=("en", "zh-CN"),
+                        help="zh-CN: the Chinese edition (notebooks/zh-CN/): every notebook run, its panels clicked, "
+                             "its questions answered in Chinese")
     args = parser.parse_args(argv)
     global PlaywrightTimeout
     from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
@@ -467,7 +508,10 @@ def main(argv=None) -> int:
     if not Path(chromium).exists():
         print(f"{chromium} not found: install Debian's chromium (apt-get install chromium) or set CHROMIUM.")
         return 2
-    notebooks = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+    global LANG
+    LANG = args.lang
+    folder = "zh-CN/" if args.lang == "zh-CN" else ""
+    notebooks = sorted((ROOT / "notebooks" / folder).glob("[0-9]*.ipynb"))
     if args.notebooks:
         notebooks = [p for p in notebooks if any(p.name.startswith(prefix) for prefix in args.notebooks)]
     OUT.mkdir(parents=True, exist_ok=True)
@@ -477,7 +521,7 @@ def main(argv=None) -> int:
     course = scratch / "notebooks"
     shutil.copytree(ROOT / "notebooks", course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     lab, base, token = start_lab(course, scratch)
-    url = base + f"/lab/tree/{{name}}?token={token}&reset"
+    url = base + f"/lab/tree/{folder}{{name}}?token={token}&reset"
     panels = images = questions = edits = approvals = 0
     try:
         print(f"JupyterLab at {base}, settings at their defaults: commsOverSubshells = {comms_setting(base, token)}")
@@ -486,19 +530,20 @@ def main(argv=None) -> int:
             browser = pw.chromium.launch(executable_path=chromium, args=launch_args, headless=not args.headed)
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             for path in notebooks:
-                name = path.stem
+                name = folder.replace("/", "-") + path.stem  # zh-CN-00_...: its screenshots apart
                 start = time.perf_counter()
                 print(f"== {name}", flush=True)
                 page = context.new_page()
                 page.goto(url.format(name=path.name))
                 try:
                     open_notebook(page)
-                    run_all(page, name, course / path.name, failures)
+                    run_all(page, name, course / folder / path.name, failures)
                     found = check_panels(page, name, args.clicks, failures)
                     panels += found
-                    questions += check_quizzes(page, name, failures)
-                    edits += check_exercise_edits(page, name, failures)
-                    approvals += check_approvals(page, name, failures)
+                    questions += check_quizzes(page, name, failures, args.lang)
+                    if args.lang == "en":  # their words are the English run's; the Chinese run reads the quizzes'
+                        edits += check_exercise_edits(page, name, failures)
+                        approvals += check_approvals(page, name, failures)
                     if not found:
                         page.locator(".jp-Notebook .jp-Cell").last.scroll_into_view_if_needed()
                 except PlaywrightTimeout as e:
