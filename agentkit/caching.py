@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import tokens
+from .text import common_prefix
 
 
 @dataclass(frozen=True)
@@ -34,18 +35,6 @@ class Prices:
 DEEPSEEK_CHAT = Prices(miss=0.27, hit=0.07, output=1.10, name="deepseek-chat (DeepSeek's pricing page, USD)")
 
 
-def _common_start(a: str, b: str) -> int:
-    """Length of the common start of two strings (binary search on slices: C speed on long prompts)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
 def _shared(messages: list[dict], earlier: list[dict]) -> tuple[int, int]:
     """(equal leading messages, common characters of the next one) of two prompts."""
     equal = 0
@@ -54,7 +43,7 @@ def _shared(messages: list[dict], earlier: list[dict]) -> tuple[int, int]:
             return equal, 0
         a, b = str(mine.get("content") or ""), str(theirs.get("content") or "")
         if a != b:
-            return equal, _common_start(a, b)
+            return equal, common_prefix(a, b)
         equal += 1
     return equal, 0
 

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from .protocol import prompt_text
+from .text import common_prefix
 
 CANDIDATES = 8  # recorded requests compared in full when a request misses (the rest by a cheap measure)
 LINE_WIDTH = 240  # longer diff lines are cut, so a miss on a long prompt stays readable
@@ -92,17 +93,6 @@ def _shift(line: str, skip: int) -> str:
         return line
     return re.sub(r"([-+])(\d+)", lambda m: f"{m[1]}{int(m[2]) + skip}", line, count=2)
 
-
-def common_prefix(a, b) -> int:
-    """Length of the common start of two texts or lists (binary search on slices: fast on long prompts)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def _cut(line: str) -> str:

@@ -43,3 +43,15 @@ def visible(text, limit: int | None = None) -> str:
         shown.append(_ESCAPES.get(char) or (f"<U+{ord(char):04X}>" if unicodedata.category(char) in _HIDDEN else char))
     cut = len(text) - used if text else 0
     return "".join(shown) + (f" [... {cut:,} more characters]" if cut > 0 else "")
+
+
+def common_prefix(a, b) -> int:
+    """Length of the common start of two texts or lists (binary search on slices: fast on long prompts)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
