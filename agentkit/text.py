@@ -55,3 +55,13 @@ def common_prefix(a, b) -> int:
         else:
             high = middle - 1
     return low
+
+
+def display_width(text: str) -> int:
+    """Columns `text` takes in a monospaced font: wide and full-width characters (Chinese) take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 0 if unicodedata.combining(c) else 1 for c in text)
+
+
+def pad(text: str, width: int) -> str:
+    """`text` with spaces after it up to `width` columns, as f"{text:{width}}" pads it in English."""
+    return text + " " * max(0, width - display_width(text))

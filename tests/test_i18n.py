@@ -403,3 +403,21 @@ def test_a_wrong_verdict_translates_the_checks_words_never_the_learners_data(chi
     said = _wrong("x.y", "x.y head", Fail("none", "break", "none", "define it with def.")).text.splitlines()
     assert said == ["x.y head：还不对。", "  用例：none", "  应为：break", "  你的：none", "  提示：用 def 定义它。"]
     assert "  用例：你的答案" in _wrong("x.y", "h", Fail(tr_later("your answer"), "", "", "")).text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_the_progress_table_lines_up_in_either_language(lang, monkeypatch):
+    """Chinese characters take two columns: every row's mark starts in the same column, as in English."""
+    from agentkit.exercises import progress, reset_progress
+    from agentkit.text import display_width
+
+    monkeypatch.setenv("AGENTKIT_PROGRESS", "off")
+    reset_progress()
+    set_language(lang)
+    try:
+        mark = tr("not done yet")
+        rows = [line for line in str(progress("03")).splitlines() if line.startswith("  03.")]
+        starts = {display_width(line[:line.rindex(mark)]) for line in rows}
+    finally:
+        set_language(None)
+    assert len(rows) >= 5 and starts == {2 + 10 + 1 + 48 + 1}

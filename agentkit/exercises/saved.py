@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..i18n import tr, tr_later
+from ..text import pad
 from .core import CHAPTERS, NOT_DONE, PROGRESS_FILE, REGISTRY, SHOWN, Report, _load, _Now, note, shown
 
 MAX_BYTES = 1_000_000
@@ -186,7 +187,7 @@ def progress(chapter: str) -> Report:
         if (id in REGISTRY.shown or saved == "revealed") and not solved:
             mark = (tr("{mark}, answer shown", mark=mark) if here == "wrong" else  # "tried, not yet"
                     tr("{mark} (answer shown)", mark=mark))
-        lines.append(f"  {id:10} {title:48} {mark}")
+        lines.append(f"  {id:10} {pad(title, 48)} {mark}")  # Chinese characters take two columns
     done = sum(1 for id, _ in items if REGISTRY.done.get(id) == "correct" or saved_now.get(id) == "correct")
     matched = sum(1 for id, _ in items if REGISTRY.done.get(id) != "correct" and saved_now.get(id) != "correct"
                   and SHOWN in (REGISTRY.done.get(id), saved_now.get(id)))
