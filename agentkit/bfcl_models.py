@@ -18,7 +18,6 @@ capped at 128 tokens; one per process.
 from __future__ import annotations
 
 import json
-import threading
 
 from .bfcl import Entry, parse_calls
 from .openai_client import OpenAIChatLLM
@@ -161,23 +160,11 @@ def ask(llm, entry: Entry, channel: str) -> tuple[list[dict], str]:
             client.grammar = ""
 
 
-_server = None
-_lock = threading.Lock()
-
-
 def bfcl_server():
     """SmolLM2 on llama.cpp with a tool-aware chat template, replies capped at MAX_TOKENS; one per process."""
-    import atexit
+    from .native import local_tool_server
 
-    from .local import LocalServer
-    from .native import TOOL_CHAT_TEMPLATE
-
-    global _server
-    with _lock:
-        if _server is None or not _server.running:
-            _server = LocalServer(chat_template=TOOL_CHAT_TEMPLATE, max_tokens=MAX_TOKENS).start()
-            atexit.register(_server.stop)
-    return _server
+    return local_tool_server(max_tokens=MAX_TOKENS)
 
 
 def local_client(channel: str) -> OpenAIChatLLM:

@@ -249,19 +249,21 @@ TOOL_CHAT_TEMPLATE = r"""
 {% endif -%}
 """.strip()
 
-_tool_server = None
+_tool_servers: dict = {}  # max_tokens -> its server
 _lock = threading.Lock()
 
 
-def local_tool_server():
-    """A local llama.cpp server (SmolLM2) started with TOOL_CHAT_TEMPLATE; one per process, stopped at exit."""
+def local_tool_server(max_tokens: int = 64):
+    """A local llama.cpp server (SmolLM2) started with TOOL_CHAT_TEMPLATE, replies capped at `max_tokens`; one per
+    cap and process, stopped at exit."""
     import atexit
 
     from .local import LocalServer
 
-    global _tool_server
     with _lock:
-        if _tool_server is None or not _tool_server.running:
-            _tool_server = LocalServer(chat_template=TOOL_CHAT_TEMPLATE).start()
-            atexit.register(_tool_server.stop)
-    return _tool_server
+        server = _tool_servers.get(max_tokens)
+        if server is None or not server.running:
+            server = _tool_servers[max_tokens] = LocalServer(chat_template=TOOL_CHAT_TEMPLATE,
+                                                             max_tokens=max_tokens).start()
+            atexit.register(server.stop)
+    return server
