@@ -383,3 +383,21 @@ def test_an_outer_timer_a_tool_set_gets_back_what_is_left_of_it(path):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
+
+
+@pytest.mark.skipif(not (FORK and HAS_ALARM and forked is not None), reason="the forked path on Unix")
+def test_with_fork_debug_a_child_ended_at_the_limit_shows_where_each_of_its_threads_was(monkeypatch, capsys):
+    """AGENTKIT_FORK_DEBUG=1: before the kernel ends a child its clock did not stop, the child writes every
+    thread's stack (faulthandler) to its stderr, which the kernel shows: a hang that is not the learner's says where."""
+    monkeypatch.setattr(exercises, "TIME_LIMIT_S", SHORT)
+    monkeypatch.setattr(forked, "MARGIN_S", 0.25)
+    monkeypatch.setenv("AGENTKIT_CHECKS", "fork")
+    monkeypatch.setenv("AGENTKIT_FORK_DEBUG", "1")
+    stop_clock = spin_after(lambda: imported_before_the_check(signal.ITIMER_REAL, 0))  # only the kernel can end it
+    verdict, took = timed("03.fuse", stop_clock)
+    assert verdict.status == "wrong" and f"still running after {SHORT:g} s" in verdict.text, verdict.text
+    err = capsys.readouterr().err
+    assert "most recent call first" in err and "in fuse" in err, err[-2000:]
+    monkeypatch.delenv("AGENTKIT_FORK_DEBUG")
+    timed("03.fuse", stop_clock)
+    assert "most recent call first" not in capsys.readouterr().err  # without it, nothing of the kind

@@ -30,6 +30,9 @@ def run(job, watch, on_child, out_w: int, err_w: int, theirs: tuple) -> None:
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         sys.stdout, sys.stderr = _stream(1), _stream(2)
+        if os.environ.get("AGENTKIT_FORK_DEBUG"):  # forked.py asks for every thread's stack before it ends us
+            import faulthandler
+            faulthandler.register(signal.SIGUSR1, file=2, all_threads=True)
         _quiet_kernel()
         on_child(watch)
         verdict = job()

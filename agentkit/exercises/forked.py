@@ -264,6 +264,12 @@ def _exited(pid: int) -> Optional[str]:
 
 def _end(pid: int, outcome: Outcome) -> None:
     """SIGKILL to the child's process group, then reap the child."""
+    if os.environ.get("AGENTKIT_FORK_DEBUG"):  # the child's threads' stacks first, on its stderr (child.py)
+        try:
+            os.kill(pid, signal.SIGUSR1)
+            time.sleep(0.5)
+        except (ProcessLookupError, PermissionError):
+            pass
     for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
         try:
             target()
