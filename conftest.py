@@ -18,6 +18,8 @@ os.environ["AP_MODE"] = "fake"
 os.environ["LLM_API_KEY"] = ""
 # A learner's saved exercise progress never changes what is compared: under tests it stays in the kernel.
 os.environ["AGENTKIT_PROGRESS"] = "off"
+# A forked check the kernel has to end shows where its threads were (CONTRIBUTING.md: a rare hang not yet explained).
+os.environ["AGENTKIT_FORK_DEBUG"] = "1"
 
 # The files that take 3 s or more, longest first, measured under `make test` on 2026-12-06 (each file's test
 # times added up from `--junitxml`, on a loaded machine): 24 s for the longest, 3 s for the last. Every other file

@@ -267,7 +267,7 @@ def _end(pid: int, outcome: Outcome) -> None:
     if os.environ.get("AGENTKIT_FORK_DEBUG"):  # the child's threads' stacks first, on its stderr (child.py)
         try:
             os.kill(pid, signal.SIGUSR1)
-            time.sleep(0.5)
+            time.sleep(0.2)  # faulthandler writes from the signal handler itself: no Python code has to run
         except (ProcessLookupError, PermissionError):
             pass
     for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
